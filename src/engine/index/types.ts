@@ -1,0 +1,98 @@
+/**
+ * The seam between the on-disk index (this folder: segments, postings codec, term dictionary, stored
+ * fields, deletes, manifest, merges) and the query side (`../query`, `../rank`). The query side reads
+ * segments only through these interfaces; the index side knows nothing of BM25 or the query language.
+ *
+ * One searchable field: a document's title followed by its text (analyzed by `../analysis`), with a
+ * position gap of `TITLE_TEXT_POSITION_GAP` between them so a phrase never spans the two. Host names are
+ * indexed as synthetic terms `site:<suffix>` for every dot-suffix of the host on whole labels
+ * (`docs.example.com` → `site:docs.example.com`, `site:example.com`, `site:com`); they carry no positions,
+ * do not count in the document length, and are never scored.
+ */
+
+/** Segment-local document number: 0 ≤ doc < maxDoc, in insertion order within the segment. */
+export type DocId = number;
+
+/** The sentinel a cursor reports once exhausted. Larger than every DocId; advancing past it is legal. */
+export const NO_MORE_DOCS = 0x7fffffff;
+
+/** Postings are encoded in blocks of this many documents; each block carries its own impact summary. */
+export const BLOCK_SIZE = 128;
+
+export const TITLE_TEXT_POSITION_GAP = 16;
+
+/** Prefix of the synthetic host-suffix terms. Analyzed terms never contain ':'. */
+export const SITE_TERM_PREFIX = 'site:';
+
+/**
+ * A cursor over one term's postings in one segment, in increasing DocId order, deleted documents included
+ * (callers check `SegmentReader.isLive`).
+ *
+ * Contract: before the first `nextDoc`/`advance`, `doc()` is -1. `advance(target)` requires
+ * `target > doc()` and lands on the first doc ≥ target (or NO_MORE_DOCS). Calls after exhaustion return
+ * NO_MORE_DOCS. `freq()` and `positions()` are valid only while positioned on a doc.
+ */
+export interface PostingsCursor {
+  doc(): number;
+  nextDoc(): number;
+  advance(target: number): number;
+  /** Term frequency in the current document (≥ 1). */
+  freq(): number;
+  /** Positions of the term in the current document, ascending. Only for cursors opened with positions. */
+  positions(): Int32Array;
+  /** Number of documents in the postings list (deleted ones included). */
+  readonly docFreq: number;
+
+  /**
+   * Block-max support. `shallowAdvance(target)` moves the *block* pointer (not the doc) to the block that
+   * could contain `target` and returns that block's last doc (NO_MORE_DOCS when no block remains); it
+   * decodes no documents. `blockMaxFreq()` / `blockMinLength()` then describe that block: the largest
+   * term frequency and the smallest document length among its documents (deleted included), which bound
+   * any BM25 score in the block from above.
+   */
+  shallowAdvance(target: number): number;
+  blockMaxFreq(): number;
+  blockMinLength(): number;
+  /** Largest term frequency / smallest document length over the whole list: a term-wide upper bound. */
+  readonly maxFreq: number;
+  readonly minLength: number;
+}
+
+export interface StoredDocument {
+  cid: bigint;
+  title: string;
+  text: string;
+  url?: string;
+  host?: string;
+}
+
+export interface SegmentReader {
+  /** Stable name of the segment (file prefix), e.g. `seg_000012`. */
+  readonly name: string;
+  /** Number of doc slots, deleted ones included. */
+  readonly maxDoc: number;
+  /** Number of live (not deleted) documents. */
+  readonly liveDocs: number;
+  isLive(doc: DocId): boolean;
+
+  /** Documents containing `term` (deleted included); 0 when absent. Cheap: no postings decoded. */
+  docFreq(term: string): number;
+  /** A fresh cursor over `term`'s postings, or undefined when the term is absent from the segment. */
+  postings(term: string, options?: { positions?: boolean }): PostingsCursor | undefined;
+
+  /** Exact length (number of analyzed tokens of title + text) of a document. */
+  length(doc: DocId): number;
+  /** Sum of `length` over live documents (for avgdl). */
+  readonly liveLengthSum: number;
+
+  cid(doc: DocId): bigint;
+  /** Segment-local doc for a cid, if present and live in this segment. */
+  docForCid(cid: bigint): DocId | undefined;
+  stored(doc: DocId): StoredDocument;
+
+  /**
+   * Surface forms (analyzed, lower-cased, diacritics folded, NOT stemmed) with the number of documents in
+   * this segment that contain each, deleted included, in ascending code-unit order.
+   */
+  surfaceForms(): Iterable<[form: string, docFreq: number]>;
+}

@@ -1,0 +1,71 @@
+/**
+ * The handler contract every route group implements. A route is `METHOD /path/{param}`; the router
+ * (src/http/router.ts) parses the table at start-up, refuses duplicates, answers 405 with `Allow` when
+ * the path exists under another method, and maps thrown `QuarryError`s to CONTRACT §1 bodies.
+ *
+ * A handler reads what it needs from the context and returns a `Reply`; it never writes to the socket
+ * itself unless it returns a `StreamReply` (SSE, large downloads), and it must not touch the context
+ * after its promise settles.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Principal } from '../auth/principal.js';
+
+export type Method = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'DELETE' | 'PATCH' | 'OPTIONS';
+
+export interface RequestContext {
+  readonly method: Method;
+  /** Path without the query string, percent-decoded per segment. */
+  readonly path: string;
+  /** The query string; for repeated parameters the first wins (CONTRACT §1): use `query.get`. */
+  readonly query: URLSearchParams;
+  readonly headers: IncomingHttpHeaders;
+  /** `{name}` segments of the route pattern. */
+  readonly params: Readonly<Record<string, string>>;
+  readonly remoteAddress: string;
+  /** Who is calling: resolved once per request from the capability headers (anonymous when none). */
+  readonly principal: Principal;
+  /** Aborted when the client goes away, the request times out, or the server drains. */
+  readonly signal: AbortSignal;
+  /** The whole body, bounded by the route's `bodyLimit` (PayloadTooLargeError past it). */
+  body(): Promise<Buffer>;
+  /** The body parsed as JSON (requires `application/json`); BadRequestError on malformed input. */
+  json(): Promise<unknown>;
+  /** The body as a stream, for routes with `streamBody: true` (uploads); bounded by `bodyLimit`. */
+  bodyStream(): AsyncIterable<Buffer>;
+}
+
+export interface JsonReply {
+  status?: number;
+  headers?: Record<string, string>;
+  /** Serialized as JSON; `v: 1` is added when absent. */
+  json: Record<string, unknown>;
+}
+export interface BytesReply {
+  status?: number;
+  headers?: Record<string, string>;
+  body: Buffer | string;
+  contentType: string;
+}
+/** The handler takes over the response (SSE): `write` frames, resolve when done; `signal` ends it. */
+export interface StreamReply {
+  status?: number;
+  headers?: Record<string, string>;
+  contentType: string;
+  stream(sink: { write(chunk: string | Buffer): boolean; onDrain(fn: () => void): void; end(): void }): Promise<void>;
+}
+export type Reply = JsonReply | BytesReply | StreamReply;
+
+export type Handler = (ctx: RequestContext) => Promise<Reply>;
+
+export interface Route {
+  method: Method;
+  /** e.g. `/api/ops/{op_id}`; literal segments and whole-segment `{name}` parameters only. */
+  pattern: string;
+  handler: Handler;
+  /** Body size limit in bytes; default from server limits (1 MiB). */
+  bodyLimit?: number;
+  /** Stream the body instead of buffering it (uploads). Also exempts the route from the request timeout. */
+  streamBody?: boolean;
+  /** Long-lived response (SSE): exempt from the request timeout. */
+  longLived?: boolean;
+}
