@@ -32,3 +32,17 @@ export interface Principal {
   /** The rights held, for listing (e.g. MCP lists `service_mgmt` only to holders of a `mgmt.*` right). */
   readonly rights: ReadonlySet<Right>;
 }
+
+/**
+ * Resolves the caller of a request. Implemented by `src/auth/policy.ts`; the HTTP server calls `resolve`
+ * once per request and hands the result to the handler as `ctx.principal`.
+ */
+export interface Policy {
+  /**
+   * The principal for a request with these headers (`authorization: Bearer …` or `x-service-cap`), plus,
+   * on `/mcp`, the capability found in `params._cap`. No capability → the anonymous principal (which may
+   * hold no rights when anonymous access is off). Throws `UnauthenticatedError` for an invalid, expired or
+   * revoked capability and `BadRequestError` when two different capabilities are given.
+   */
+  resolve(headers: Readonly<Record<string, string | string[] | undefined>>, extraCapability?: string): Principal;
+}

@@ -1,0 +1,40 @@
+/**
+ * The `quarry` command: one dispatcher, one module per command group. Each module exports
+ * `run(args: string[]): Promise<number>` (the exit code). Commands are loaded lazily so `quarry search`
+ * does not pay for the control plane's imports.
+ */
+type CommandModule = { run(args: string[]): Promise<number> };
+
+const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandModule> }> = {
+  serve: { summary: 'run the HTTPS service', load: () => import('./serve.js') },
+};
+
+function usage(): string {
+  const width = Math.max(...Object.keys(COMMANDS).map((c) => c.length));
+  return [
+    'usage: quarry <command> [options]   (quarry <command> --help for its options)',
+    '',
+    ...Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`),
+  ].join('\n');
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    console.log(usage());
+    return name === undefined ? 2 : 0;
+  }
+  const command = COMMANDS[name];
+  if (!command) {
+    console.error(`quarry: unknown command ${JSON.stringify(name)}\n\n${usage()}`);
+    return 2;
+  }
+  const mod = await command.load();
+  return mod.run(rest);
+}
+
+const code = await main(process.argv.slice(2)).catch((err: unknown) => {
+  console.error(`quarry: ${(err as Error)?.message ?? String(err)}`);
+  return 1;
+});
+process.exitCode = code;
