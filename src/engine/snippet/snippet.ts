@@ -1,0 +1,184 @@
+/**
+ * Result snippets (CONTRACT §2): plain text of at most `maxChars` characters, the window of the document
+ * text that holds the most distinct query terms, white space collapsed, `…` where the text was cut.
+ *
+ * Decisions:
+ * - Characters are UTF-16 code units (JavaScript's `length`), ellipses included in the budget. That bound
+ *   is the stricter one: a snippet of ≤ 240 code units also has ≤ 240 code points. A surrogate pair is
+ *   never split.
+ * - Terms are found with the one analyzer (`tokenize`), whose offsets point into the original text, so
+ *   the cut is made on the original characters, not on a normalized copy.
+ * - Window choice: among the spans of term occurrences that fit the budget, the one with the most distinct
+ *   terms; ties go to the one with more occurrences, then the earliest. The span is then widened on both
+ *   sides with context (a little before, the rest after) and its ends moved to word boundaries when one is
+ *   close enough not to waste the budget.
+ * - Only the first `SCAN_LIMIT` code units are analyzed: tokenizing and stemming a 1 MiB document for
+ *   each of 20 hits would cost more than the query. Beyond the limit a document shows its best window
+ *   from its first 64 Ki characters, or its start.
+ * - No occurrence: the start of the text.
+ */
+import { tokenize } from '../analysis/analyzer.js';
+
+/** Code units of a document analyzed to find the window (see the header). */
+export const SCAN_LIMIT = 64 * 1024;
+
+/** The ellipsis that marks a cut. */
+const ELLIPSIS = '\u2026';
+
+/** A word-boundary cut may give up at most this fraction of the budget; beyond it, cut mid-word. */
+const BOUNDARY_SLACK = 0.25;
+
+/** Context kept before the first term of the window, at most (code units of collapsed text). */
+const LEAD_IN = 40;
+
+/**
+ * The snippet of `text` for the stemmed `queryTerms`, at most `maxChars` UTF-16 code units long.
+ */
+export function makeSnippet(text: string, queryTerms: ReadonlySet<string>, maxChars = 240): string {
+  if (maxChars <= 0) return '';
+  const window = queryTerms.size === 0 ? undefined : bestWindow(text, queryTerms, maxChars - 2);
+  if (window === undefined) return render(text, 0, maxChars);
+  const [s, e] = window;
+  const span = e - s;
+  // context before the window: up to LEAD_IN, or half the spare budget when the window is short
+  const spare = Math.max(0, maxChars - 2 - span);
+  const lead = Math.min(LEAD_IN, spare >> 1);
+  let start = Math.max(0, s - lead);
+  if (start > 0) start = wordStartNear(text, start, s);
+  return render(text, start, maxChars);
+}
+
+/**
+ * [start, end) of the best run of term occurrences in the scanned part of `text` whose original extent is
+ * ≤ budget code units (collapsing white space only shortens it), or undefined when no term occurs.
+ */
+function bestWindow(text: string, terms: ReadonlySet<string>, budget: number): [number, number] | undefined {
+  const scanned = text.length > SCAN_LIMIT ? text.slice(0, cutPoint(text, SCAN_LIMIT)) : text;
+  const starts: number[] = [];
+  const ends: number[] = [];
+  const ids: number[] = [];
+  const idOf = new Map<string, number>();
+  tokenize(scanned, (term, _surface, _position, start, end) => {
+    if (!terms.has(term)) return;
+    let id = idOf.get(term);
+    if (id === undefined) {
+      id = idOf.size;
+      idOf.set(term, id);
+    }
+    starts.push(start);
+    ends.push(end);
+    ids.push(id);
+  });
+  const n = starts.length;
+  if (n === 0) return undefined;
+  // two pointers: for each right end r, the smallest l whose span fits; count distinct ids in [l, r]
+  const counts = new Int32Array(idOf.size);
+  let distinct = 0;
+  let best: [number, number] = [starts[0]!, Math.min(ends[0]!, starts[0]! + budget)];
+  let bestDistinct = 0;
+  let bestOccurrences = 0;
+  let l = 0;
+  for (let r = 0; r < n; r++) {
+    if (counts[ids[r]!]++ === 0) distinct++;
+    while (l < r && ends[r]! - starts[l]! > budget) {
+      if (--counts[ids[l]!] === 0) distinct--;
+      l++;
+    }
+    const occurrences = r - l + 1;
+    if (distinct > bestDistinct || (distinct === bestDistinct && occurrences > bestOccurrences)) {
+      bestDistinct = distinct;
+      bestOccurrences = occurrences;
+      best = [starts[l]!, Math.min(ends[r]!, starts[l]! + budget)];
+    }
+  }
+  return best;
+}
+
+/**
+ * The collapsed text from `start`, cut to fit `maxChars` with its ellipses: a leading `…` when text
+ * precedes `start`, a trailing one when text follows the cut.
+ */
+function render(text: string, start: number, maxChars: number): string {
+  // skip leading white space: it would collapse to nothing at the start of a snippet
+  while (start < text.length && isSpace(text.charCodeAt(start))) start++;
+  const leading = start > 0 && hasNonSpaceBefore(text, start);
+  const budget = maxChars - (leading ? 1 : 0);
+  // collect up to budget+1 collapsed code units: one more than fits tells whether the text continues
+  let out = '';
+  let pendingSpace = false;
+  let i = start;
+  for (; i < text.length && out.length <= budget; i++) {
+    const c = text.charCodeAt(i);
+    if (isSpace(c)) {
+      pendingSpace = true;
+      continue;
+    }
+    if (pendingSpace) {
+      out += ' ';
+      pendingSpace = false;
+    }
+    out += text[i];
+  }
+  const continues = out.length > budget || (i < text.length && hasNonSpaceFrom(text, i));
+  if (!continues) return (leading ? ELLIPSIS : '') + out.trimEnd();
+  // cut to leave room for the trailing ellipsis, preferably at a word boundary
+  let cut = budget - 1;
+  if (cut <= 0) return (leading ? ELLIPSIS : '') + ELLIPSIS.slice(0, Math.max(0, budget));
+  if (isWordChar(out, cut - 1) && isWordChar(out, cut)) {
+    let p = cut - 1;
+    const stop = cut - budget * BOUNDARY_SLACK;
+    while (p > 0 && p >= stop && !(isWordChar(out, p) && !isWordChar(out, p - 1))) p--;
+    if (p > 0 && p >= stop) cut = p;
+  }
+  cut = cutPoint(out, cut);
+  return (leading ? ELLIPSIS : '') + out.slice(0, cut).trimEnd() + ELLIPSIS;
+}
+
+/** A start at or after `from` (and ≤ `limit`) that begins a word, when one is near; else `from`. */
+function wordStartNear(text: string, from: number, limit: number): number {
+  if (isSpace(text.charCodeAt(from - 1))) return from;
+  for (let i = from; i < limit; i++) {
+    if (isSpace(text.charCodeAt(i))) return i + 1;
+  }
+  return from;
+}
+
+/** `at` moved back off the low half of a surrogate pair, so a cut never splits a character. */
+function cutPoint(s: string, at: number): number {
+  if (at > 0 && at < s.length) {
+    const c = s.charCodeAt(at);
+    if (c >= 0xdc00 && c <= 0xdfff) {
+      const p = s.charCodeAt(at - 1);
+      if (p >= 0xd800 && p <= 0xdbff) return at - 1;
+    }
+  }
+  return at;
+}
+
+function hasNonSpaceBefore(text: string, at: number): boolean {
+  for (let i = at - 1; i >= 0; i--) if (!isSpace(text.charCodeAt(i))) return true;
+  return false;
+}
+
+function hasNonSpaceFrom(text: string, at: number): boolean {
+  for (let i = at; i < text.length; i++) if (!isSpace(text.charCodeAt(i))) return true;
+  return false;
+}
+
+const WORD_CHAR = /[\p{L}\p{N}\p{M}]/u;
+/** Whether the code unit at `i` belongs to a word (a letter, digit or mark; a surrogate counts as one). */
+function isWordChar(s: string, i: number): boolean {
+  if (i < 0 || i >= s.length) return false;
+  const c = s.charCodeAt(i);
+  if (c < 128) return (c >= 48 && c <= 57) || ((c | 32) >= 97 && (c | 32) <= 122);
+  if (c >= 0xd800 && c <= 0xdfff) return true;
+  return WORD_CHAR.test(s[i]!);
+}
+
+/** White space as `\s` sees it (ASCII tab to CR and space, NBSP, the Unicode spaces, line separators, BOM). */
+function isSpace(c: number): boolean {
+  if (c <= 0x20) return c === 0x20 || (c >= 0x09 && c <= 0x0d);
+  if (c < 0xa0) return false;
+  return c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029
+    || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
+}

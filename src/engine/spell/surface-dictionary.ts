@@ -1,0 +1,355 @@
+/**
+ * The surface dictionary: every surface form of a searcher snapshot (analyzed, folded, NOT stemmed) with
+ * the number of documents that contain it. Suggest (CONTRACT §2 `/api/suggest`) completes prefixes from
+ * it and did-you-mean (CONTRACT §2 `did_you_mean`) looks for corrections in it.
+ *
+ * It is two parallel arrays, forms in ascending UTF-16 code-unit order and their dfs, because a sorted
+ * array is already an implicit trie: the forms sharing a prefix are one contiguous range, found by binary
+ * search. That one layout serves both operations without a second structure per form (a node-per-char
+ * trie over ~1M forms costs hundreds of MB in JS objects):
+ *
+ * - completion: the prefix's range by binary search, then the top `limit` dfs of the range through a
+ *   segment tree of range-argmax (a heap of sub-ranges, O(limit · log n)), so a one-letter prefix with
+ *   100k forms costs no more than a long one;
+ * - correction: a depth-first walk of that implicit trie carrying one row of the edit-distance matrix per
+ *   depth; when every cell of a row exceeds the allowed distance, no form under that prefix can come
+ *   back within it, and the walk jumps past the prefix's whole range by binary search.
+ *
+ * Distance is the optimal-string-alignment variant of Damerau–Levenshtein (insert, delete, substitute,
+ * transpose two adjacent characters, no substring edited twice) — the "restricted" distance that Lucene's
+ * fuzzy automata also implement. It differs from the unrestricted distance only when a transposed pair is
+ * edited again (`ca`→`abc` is 3 here, 2 unrestricted), which a one- or two-typo correction never needs.
+ * Characters are UTF-16 code units, lengths too: analyzed forms are folded to letters and digits, which
+ * are one code unit for every script outside the supplementary planes.
+ *
+ * Immutable once built; one per searcher snapshot.
+ */
+
+/** Longest word `correct` looks at; longer tokens are identifiers or noise, not typos. */
+const MAX_CORRECT_LENGTH = 48;
+
+/** A word is "rare" when it is in at most this fraction of the documents (CONTRACT §2: 0.1%). */
+const RARE_FRACTION = 0.001;
+
+export class SurfaceDictionary {
+  /** Ascending, distinct. */
+  private readonly forms: string[];
+  /** `dfs[i]` = documents containing `forms[i]`. */
+  private readonly dfs: Uint32Array;
+  /** Segment tree of range-argmax over `dfs` (ties to the smaller index: alphabetical); built lazily. */
+  private tree: Int32Array | undefined;
+  private treeSize = 0;
+
+  private constructor(forms: string[], dfs: Uint32Array) {
+    this.forms = forms;
+    this.dfs = dfs;
+  }
+
+  /** An empty dictionary (an empty index). */
+  static empty(): SurfaceDictionary {
+    return new SurfaceDictionary([], new Uint32Array(0));
+  }
+
+  /**
+   * Merges per-segment sources, each ascending in code-unit order as `SegmentReader.surfaceForms()`
+   * yields them; the dfs of a form present in several sources are summed. A source out of order throws
+   * (an `Error`: it is a bug in the index, never caused by input).
+   */
+  static merge(sources: Iterable<readonly [form: string, df: number]>[]): SurfaceDictionary {
+    const forms: string[] = [];
+    let dfs = new Uint32Array(1024);
+    const push = (form: string, df: number) => {
+      const n = forms.length;
+      if (n > 0 && forms[n - 1] === form) {
+        dfs[n - 1]! += df;
+        return;
+      }
+      if (n > 0 && forms[n - 1]! > form) throw new Error(`surface forms out of order: ${JSON.stringify(forms[n - 1])} before ${JSON.stringify(form)}`);
+      if (n === dfs.length) {
+        const grown = new Uint32Array(n * 2);
+        grown.set(dfs);
+        dfs = grown;
+      }
+      forms.push(form);
+      dfs[n] = df;
+    };
+
+    const iterators = sources.map((s) => s[Symbol.iterator]());
+    if (iterators.length === 1) {
+      for (let r = iterators[0]!.next(); !r.done; r = iterators[0]!.next()) push(r.value[0], r.value[1]);
+    } else if (iterators.length > 1) {
+      // k-way merge through a binary min-heap of the sources' current heads
+      const heads: (readonly [string, number])[] = [];
+      const heap: number[] = [];
+      const less = (a: number, b: number) => heads[a]![0] < heads[b]![0] || (heads[a]![0] === heads[b]![0] && a < b);
+      const siftDown = (i: number) => {
+        const n = heap.length;
+        for (;;) {
+          const l = 2 * i + 1;
+          if (l >= n) return;
+          const c = l + 1 < n && less(heap[l + 1]!, heap[l]!) ? l + 1 : l;
+          if (!less(heap[c]!, heap[i]!)) return;
+          [heap[c], heap[i]] = [heap[i]!, heap[c]!];
+          i = c;
+        }
+      };
+      iterators.forEach((it, k) => {
+        const r = it.next();
+        heads[k] = r.done ? ['', 0] : r.value;
+        if (!r.done) heap.push(k);
+      });
+      for (let i = (heap.length >> 1) - 1; i >= 0; i--) siftDown(i);
+      while (heap.length > 0) {
+        const k = heap[0]!;
+        const [form, df] = heads[k]!;
+        push(form, df);
+        const r = iterators[k]!.next();
+        if (r.done) {
+          heap[0] = heap[heap.length - 1]!;
+          heap.pop();
+        } else {
+          if (r.value[0] < form) throw new Error(`surface forms out of order: ${JSON.stringify(form)} before ${JSON.stringify(r.value[0])}`);
+          heads[k] = r.value;
+        }
+        if (heap.length > 0) siftDown(0);
+      }
+    }
+    return new SurfaceDictionary(forms, dfs.slice(0, forms.length));
+  }
+
+  /** Number of distinct forms. */
+  get size(): number {
+    return this.forms.length;
+  }
+
+  /** Documents containing `form` (0 when absent). */
+  df(form: string): number {
+    const i = this.lowerBound(form, 0, this.forms.length);
+    return i < this.forms.length && this.forms[i] === form ? this.dfs[i]! : 0;
+  }
+
+  /**
+   * Forms starting with `prefix` (the prefix itself included when it is a form), by df descending then
+   * alphabetically (code-unit order), at most `limit`.
+   */
+  complete(prefix: string, limit = 10): string[] {
+    if (limit <= 0) return [];
+    const lo = this.lowerBound(prefix, 0, this.forms.length);
+    const hi = this.prefixEnd(prefix, lo);
+    if (hi - lo <= limit) return this.sortedByDf(lo, hi);
+    if (hi - lo <= 64) return this.sortedByDf(lo, hi).slice(0, limit);
+    // Best-first over sub-ranges: each heap entry is a range and its argmax; popping the best emits it and
+    // pushes the two halves around it. Ties between equal dfs go to the smaller index (alphabetical).
+    const heap: { lo: number; hi: number; at: number }[] = [];
+    const better = (a: number, b: number) => this.dfs[a]! > this.dfs[b]! || (this.dfs[a]! === this.dfs[b]! && a < b);
+    const push = (l: number, h: number) => {
+      if (l >= h) return;
+      const e = { lo: l, hi: h, at: this.argmax(l, h) };
+      heap.push(e);
+      let i = heap.length - 1;
+      while (i > 0) {
+        const p = (i - 1) >> 1;
+        if (!better(heap[i]!.at, heap[p]!.at)) break;
+        [heap[i], heap[p]] = [heap[p]!, heap[i]!];
+        i = p;
+      }
+    };
+    const pop = () => {
+      const top = heap[0]!;
+      const last = heap.pop()!;
+      if (heap.length > 0) {
+        heap[0] = last;
+        let i = 0;
+        for (;;) {
+          const l = 2 * i + 1;
+          if (l >= heap.length) break;
+          const c = l + 1 < heap.length && better(heap[l + 1]!.at, heap[l]!.at) ? l + 1 : l;
+          if (!better(heap[c]!.at, heap[i]!.at)) break;
+          [heap[c], heap[i]] = [heap[i]!, heap[c]!];
+          i = c;
+        }
+      }
+      return top;
+    };
+    const out: string[] = [];
+    push(lo, hi);
+    while (out.length < limit && heap.length > 0) {
+      const { lo: l, hi: h, at } = pop();
+      out.push(this.forms[at]!);
+      push(l, at);
+      push(at + 1, h);
+    }
+    return out;
+  }
+
+  /**
+   * The did-you-mean replacement for one analyzed (unstemmed) word, or undefined (CONTRACT §2):
+   * a word of ≥ 4 characters in at most 0.1% of `totalDocs` documents is replaced by the best form within
+   * distance 1 (length 4–8) or 2 (length ≥ 9) found in more documents than the word itself — smallest
+   * distance, then highest df, then alphabetical. Candidates are filtered by df before choosing, so a
+   * closer but rarer form never hides a useful one. Whether the corrected query matches more documents is
+   * the caller's check.
+   */
+  correct(word: string, totalDocs: number): string | undefined {
+    const m = word.length;
+    if (m < 4 || m > MAX_CORRECT_LENGTH) return undefined;
+    const own = this.df(word);
+    if (own > RARE_FRACTION * totalDocs) return undefined;
+    const maxDist = m >= 9 ? 2 : 1;
+    let best = -1;
+    let bestDist = maxDist + 1;
+    this.walkWithin(word, maxDist, (i, d) => {
+      const df = this.dfs[i]!;
+      if (df <= own || d === 0) return;
+      if (d < bestDist || (d === bestDist && (df > this.dfs[best]! || (df === this.dfs[best]! && i < best)))) {
+        best = i;
+        bestDist = d;
+      }
+    });
+    return best < 0 ? undefined : this.forms[best];
+  }
+
+  /** Every form within `maxDist` (OSA distance) of `word`, with its distance, in ascending order. */
+  within(word: string, maxDist: number): { form: string; df: number; distance: number }[] {
+    const out: { form: string; df: number; distance: number }[] = [];
+    this.walkWithin(word, maxDist, (i, d) => out.push({ form: this.forms[i]!, df: this.dfs[i]!, distance: d }));
+    return out;
+  }
+
+  /**
+   * Calls `found(index, distance)` for every form within `maxDist` of `word`, in ascending order. The walk
+   * keeps `rows[d]` = the distance row of the candidate prefix of length d against every prefix of `word`
+   * (row[j] = distance(prefix, word[0..j))); rows up to the common prefix with the previous form are
+   * reused. Pruning is sound for OSA because a transposition cell D[d+1][j+1] = D[d-1][j-1] + 1 is never
+   * below D[d][j], so once a whole row exceeds maxDist every deeper row does too.
+   */
+  private walkWithin(word: string, maxDist: number, found: (index: number, distance: number) => void): void {
+    const m = word.length;
+    const width = m + 1;
+    const maxDepth = m + maxDist;
+    const rows = new Int32Array((maxDepth + 1) * width);
+    for (let j = 0; j <= m; j++) rows[j] = j;
+    const forms = this.forms;
+    const n = forms.length;
+    let path = ''; // the candidate prefix whose rows 1..path.length are valid
+    let i = 0;
+    while (i < n) {
+      const f = forms[i]!;
+      let l = 0;
+      const lim = Math.min(path.length, f.length);
+      while (l < lim && path.charCodeAt(l) === f.charCodeAt(l)) l++;
+      let d = l + 1;
+      let pruned = -1;
+      const depthLimit = Math.min(f.length, maxDepth);
+      for (; d <= depthLimit; d++) {
+        const c = f.charCodeAt(d - 1);
+        const cur = d * width;
+        const prev = cur - width;
+        rows[cur] = d;
+        let rowMin = d;
+        for (let j = 1; j <= m; j++) {
+          const wc = word.charCodeAt(j - 1);
+          let v = rows[prev + j - 1]! + (wc === c ? 0 : 1);
+          const del = rows[prev + j]! + 1;
+          if (del < v) v = del;
+          const ins = rows[cur + j - 1]! + 1;
+          if (ins < v) v = ins;
+          if (d > 1 && j > 1 && c === word.charCodeAt(j - 2) && f.charCodeAt(d - 2) === wc) {
+            const t = rows[prev - width + j - 2]! + 1;
+            if (t < v) v = t;
+          }
+          rows[cur + j] = v;
+          if (v < rowMin) rowMin = v;
+        }
+        if (rowMin > maxDist) {
+          pruned = d;
+          break;
+        }
+      }
+      if (pruned > 0) {
+        // nothing under f[0..pruned) can come back within maxDist: skip its whole range
+        const prefix = f.slice(0, pruned);
+        path = prefix.slice(0, pruned - 1);
+        i = this.prefixEnd(prefix, i);
+        continue;
+      }
+      path = f.length <= maxDepth ? f : f.slice(0, maxDepth);
+      if (f.length <= maxDepth) {
+        const dist = rows[f.length * width + m]!;
+        if (dist <= maxDist) found(i, dist);
+        i++;
+      } else {
+        // f is deeper than any match can be, and so is everything under its first maxDepth+1 characters
+        i = this.prefixEnd(f.slice(0, maxDepth + 1), i);
+      }
+    }
+  }
+
+  /** First index in [lo, hi) whose form is ≥ `key`. */
+  private lowerBound(key: string, lo: number, hi: number): number {
+    const forms = this.forms;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (forms[mid]! < key) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** First index ≥ `from` whose form does not start with `prefix`, given forms[from..] ≥ prefix. */
+  private prefixEnd(prefix: string, from: number): number {
+    const forms = this.forms;
+    let lo = from;
+    let hi = forms.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (forms[mid]!.startsWith(prefix)) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  private sortedByDf(lo: number, hi: number): string[] {
+    const idx: number[] = [];
+    for (let i = lo; i < hi; i++) idx.push(i);
+    idx.sort((a, b) => this.dfs[b]! - this.dfs[a]! || a - b);
+    return idx.map((i) => this.forms[i]!);
+  }
+
+  /** Index of the largest df in [lo, hi), the smallest index among ties. */
+  private argmax(lo: number, hi: number): number {
+    if (this.tree === undefined) this.buildTree();
+    const tree = this.tree!;
+    const dfs = this.dfs;
+    let best = -1;
+    const take = (i: number) => {
+      if (best < 0 || dfs[i]! > dfs[best]! || (dfs[i]! === dfs[best]! && i < best)) best = i;
+    };
+    // iterative bottom-up segment tree query over [lo, hi)
+    let l = lo + this.treeSize;
+    let r = hi + this.treeSize;
+    while (l < r) {
+      if (l & 1) take(tree[l++]!);
+      if (r & 1) take(tree[--r]!);
+      l >>= 1;
+      r >>= 1;
+    }
+    return best;
+  }
+
+  private buildTree(): void {
+    const n = this.forms.length;
+    let size = 1;
+    while (size < n) size <<= 1;
+    const tree = new Int32Array(2 * size).fill(-1);
+    for (let i = 0; i < n; i++) tree[size + i] = i;
+    const dfs = this.dfs;
+    for (let p = size - 1; p >= 1; p--) {
+      const a = tree[2 * p]!;
+      const b = tree[2 * p + 1]!;
+      tree[p] = b < 0 ? a : a < 0 ? b : dfs[b]! > dfs[a]! ? b : a; // a < b always: ties keep a
+    }
+    this.tree = tree;
+    this.treeSize = size;
+  }
+}

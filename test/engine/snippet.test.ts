@@ -1,0 +1,75 @@
+// Result snippets (CONTRACT §2): ≤ 240 code units, plain text, the window with the most distinct query
+// terms, `…` where cut, white space collapsed, word-boundary cuts, the start when nothing matches.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { makeSnippet } from '../../src/engine/snippet/index.js';
+import { analyzeTerms } from '../../src/engine/analysis/analyzer.js';
+
+const terms = (q: string) => new Set(analyzeTerms(q));
+const filler = (n: number) => Array.from({ length: n }, (_, i) => `word${i % 97}`).join(' ');
+
+test('a short text comes back whole, white space collapsed, without ellipses', () => {
+  assert.equal(makeSnippet('  Hello,\n\n   search\tworld.  ', terms('search')), 'Hello, search world.');
+  assert.equal(makeSnippet('', terms('x')), '');
+});
+
+test('no matching term: the start of the text, cut on a word boundary', () => {
+  const text = filler(200);
+  const s = makeSnippet(text, terms('absent'));
+  assert.ok(s.length <= 240);
+  assert.ok(s.endsWith('…'));
+  assert.ok(text.startsWith(s.slice(0, -1)));
+  assert.match(s, /word\d+…$/); // ends after a whole word
+  assert.ok(text.slice(s.length - 1).startsWith(' '), 'cut falls between words');
+});
+
+test('the window with the most distinct terms wins over one with repeated terms', () => {
+  const text = `${filler(50)} apple apple apple apple ${filler(80)} apple banana cherry ${filler(80)}`;
+  const s = makeSnippet(text, terms('apple banana cherry'));
+  assert.ok(s.includes('apple banana cherry'), s);
+  assert.ok(s.startsWith('…') && s.endsWith('…'));
+  assert.ok(s.length <= 240);
+});
+
+test('terms match through stemming and folding, and the original text is shown', () => {
+  const text = `${filler(100)} The Indexers were Running fast over Café menus. ${filler(100)}`;
+  const s = makeSnippet(text, terms('indexer run cafe'));
+  assert.ok(s.includes('The Indexers were Running fast over Café menus.'), s);
+});
+
+test('a term deep in a long document is shown with context before it', () => {
+  const text = `${filler(2000)} needle ${filler(2000)}`;
+  const s = makeSnippet(text, terms('needle'));
+  assert.ok(s.includes(' needle '));
+  assert.ok(s.indexOf('needle') > 10, 'some context precedes the term');
+  assert.ok(s.length <= 240);
+});
+
+test('a 1 MiB document is handled (scan capped), never over the budget', () => {
+  const text = 'x'.repeat(1 << 20);
+  const s = makeSnippet(text, terms('x'));
+  assert.equal(s.length, 240);
+  assert.ok(s.endsWith('…'));
+});
+
+test('surrogate pairs are never split and the budget counts UTF-16 code units', () => {
+  const text = '😀'.repeat(300);
+  const s = makeSnippet(text, terms('nothing'), 240);
+  assert.ok(s.length <= 240);
+  assert.ok(!/[\ud800-\udbff](?![\udc00-\udfff])/.test(s) && !/(?<![\ud800-\udbff])[\udc00-\udfff]/.test(s), 'no lone surrogate');
+});
+
+test('property: any text and terms give ≤ maxChars, no double spaces, no lone surrogates, ellipsis only at the ends', () => {
+  const chunk = fc.oneof(fc.constantFrom('alpha', 'beta', 'gamma', ' ', '\n\t', '. ', 'Ωmega', '😀', 'x'.repeat(300)), fc.string({ maxLength: 20 }));
+  fc.assert(fc.property(fc.array(chunk, { maxLength: 120 }), fc.subarray(['alpha', 'beta', 'gamma', 'omega']), fc.integer({ min: 1, max: 300 }),
+    (parts, q, max) => {
+      const text = parts.join('');
+      const s = makeSnippet(text, new Set(q.flatMap((w) => analyzeTerms(w))), max);
+      assert.ok(s.length <= max, `${s.length} > ${max}`);
+      assert.ok(!/\s\s/.test(s.replace(/\u2026/g, '')), 'white space collapsed');
+      assert.ok(!/[\ud800-\udbff](?![\udc00-\udfff])/.test(s) && !/(?<![\ud800-\udbff])[\udc00-\udfff]/.test(s), 'no lone surrogate');
+      const inner = s.replace(/^\u2026/, '').replace(/\u2026$/, '');
+      if (!text.includes('\u2026')) assert.ok(!inner.includes('\u2026'));
+    }), { numRuns: 300 });
+});

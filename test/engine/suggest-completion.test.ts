@@ -1,0 +1,46 @@
+// Completion (CONTRACT §2 /api/suggest) from the surface dictionary: range by binary search, top-k by df
+// through the range-argmax tree, against a naive filter-and-sort, on random dictionaries.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { SurfaceDictionary } from '../../src/engine/suggest/index.js';
+
+const word = fc.string({ unit: fc.constantFrom('a', 'b', 'c', 'é', 'z'), minLength: 1, maxLength: 6 });
+
+test('complete() equals filter by prefix, sort by df then alphabetically, cut to limit', () => {
+  fc.assert(fc.property(
+    fc.dictionary(word, fc.integer({ min: 1, max: 5 }), { minKeys: 0, maxKeys: 400 }),
+    fc.string({ unit: fc.constantFrom('a', 'b', 'c', 'é', 'z'), maxLength: 3 }),
+    fc.integer({ min: 0, max: 30 }),
+    (o, prefix, limit) => {
+      const entries = Object.entries(o).sort((x, y) => (x[0] < y[0] ? -1 : 1));
+      const dict = SurfaceDictionary.merge([entries]);
+      const want = entries.filter(([f]) => f.startsWith(prefix))
+        .sort((x, y) => y[1] - x[1] || (x[0] < y[0] ? -1 : 1)).slice(0, limit).map(([f]) => f);
+      assert.deepEqual(dict.complete(prefix, limit), want);
+    }), { numRuns: 300 });
+});
+
+test('merge sums the dfs of a form across segments', () => {
+  const dict = SurfaceDictionary.merge([
+    [['apple', 2], ['apply', 5]],
+    [['apple', 4], ['banana', 1]],
+    [],
+    [['apple', 1], ['applet', 7]],
+  ]);
+  assert.equal(dict.size, 4);
+  assert.equal(dict.df('apple'), 7);
+  assert.equal(dict.df('apply'), 5);
+  assert.equal(dict.df('cherry'), 0);
+  assert.deepEqual(dict.complete('app'), ['apple', 'applet', 'apply']);
+  assert.deepEqual(dict.complete('apple'), ['apple', 'applet']);
+  assert.deepEqual(dict.complete('x'), []);
+});
+
+test('default limit is 10 and ties go alphabetically', () => {
+  const forms = Array.from({ length: 30 }, (_, i) => [`w${String(i).padStart(2, '0')}`, i % 3] as [string, number]);
+  const dict = SurfaceDictionary.merge([forms]);
+  const got = dict.complete('w');
+  assert.equal(got.length, 10);
+  assert.deepEqual(got, ['w02', 'w05', 'w08', 'w11', 'w14', 'w17', 'w20', 'w23', 'w26', 'w29']);
+});
