@@ -1,0 +1,134 @@
+/**
+ * Content ids (CONTRACT §2 "Content ids"): a document's cid is a stable 63-bit hash of its canonical key,
+ * so re-indexing the same source gives the same cids, and a collision is detected and resolved here,
+ * never by overwriting another document.
+ *
+ * Canonical keys, one namespace for every corpus:
+ *   - a web document: its canonical URL (`https://example.com/a/b?x=1`; see `canonicalUrl`);
+ *   - a local file of an own source: `file:<source>/<path relative to the source root>` (`file:docs/cli.md`);
+ *   - a JSONL record without `url`: `id:<collection>/<_id>`, the collection naming the file it came from,
+ *     so the `_id` "1" of two BEIR collections gives two documents.
+ *
+ * cid = the first 8 bytes of SHA-256(key), big-endian, with the top bit cleared. When that cid already
+ * belongs to another key, the next candidate hashes `key#1`, then `key#2`, … The assignments live in the
+ * state database (`cid_keys`, migration 200), which both sees every earlier key and makes a resolution
+ * stick: the key that came first keeps the plain hash, forever.
+ */
+import { createHash } from 'node:crypto';
+import type { Db } from '../store/db.js';
+import { BadRequestError, InternalError } from '../errors.js';
+
+export type Cid = bigint;
+
+/** The largest cid: 2^63 − 1 (CONTRACT §1 `bad_cid`). */
+export const MAX_CID: Cid = (1n << 63n) - 1n;
+
+/** A collision chain longer than this means the hash or the table is broken, not bad luck. */
+export const MAX_COLLISION_ATTEMPTS = 64;
+
+/** The cid candidate for `key` at collision attempt `attempt` (0 = the plain hash). */
+export function hashKey(key: string, attempt = 0): Cid {
+  const input = attempt === 0 ? key : `${key}#${attempt}`;
+  const digest = createHash('sha256').update(input, 'utf8').digest();
+  return digest.readBigUInt64BE(0) & MAX_CID;
+}
+
+const UNRESERVED = /%(2[DdEe]|3[0-9]|[46][1-9A-Fa-f]|[57][0-9Aa]|5[Ff]|7[Ee])/g;
+
+/**
+ * The canonical form of an absolute http(s) URL: scheme and host lower-cased (IDN to punycode), the
+ * default port and the fragment dropped, a trailing dot of the host dropped, the path normalized (dot
+ * segments resolved, an empty path becomes `/`), percent-escapes of unreserved characters decoded and the
+ * others upper-cased. The query is kept as written: its order can matter to the server.
+ * Throws BadRequestError (param `url`) for anything that is not an absolute http or https URL.
+ */
+export function canonicalUrl(raw: string): string {
+  let u: URL;
+  try {
+    u = new URL(raw.trim());
+  } catch {
+    throw new BadRequestError(`${JSON.stringify(raw.slice(0, 200))} is not an absolute URL.`, 'url');
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') {
+    throw new BadRequestError(`URL ${JSON.stringify(raw.slice(0, 200))} is not http or https.`, 'url');
+  }
+  if (u.hostname === '') throw new BadRequestError(`URL ${JSON.stringify(raw.slice(0, 200))} has no host.`, 'url');
+  u.hash = '';
+  u.username = '';
+  u.password = '';
+  if (u.hostname.endsWith('.')) u.hostname = u.hostname.replace(/\.+$/, '');
+  const fixEscapes = (s: string) =>
+    s.replace(UNRESERVED, (m) => String.fromCharCode(parseInt(m.slice(1), 16)))
+      .replace(/%[0-9a-f]{2}/gi, (m) => m.toUpperCase());
+  u.pathname = fixEscapes(u.pathname);
+  if (u.search !== '') u.search = fixEscapes(u.search);
+  // `new URL` already lower-cased scheme and host, dropped the default port and dot segments.
+  return u.href;
+}
+
+/** The host a document is filed under for `site:` (lower case, no port), from its canonical URL. */
+export function hostOf(canonical: string): string {
+  return new URL(canonical).hostname;
+}
+
+/** Key of a local file of an own source; `relPath` uses `/` whatever the platform. */
+export function fileKey(source: string, relPath: string): string {
+  return `file:${source}/${relPath.split('\\').join('/')}`;
+}
+
+/** Key of a JSONL record identified only by `_id` within `collection`. */
+export function idKey(collection: string, id: string): string {
+  return `id:${collection}/${id}`;
+}
+
+export interface CidRegistryOptions {
+  /** The hash used for candidates; tests pass a narrow one to force collisions. Default `hashKey`. */
+  hash?: (key: string, attempt: number) => Cid;
+}
+
+/**
+ * Assigns cids to keys against the `cid_keys` table. Safe against other processes assigning at the same
+ * time (a CLI import while the server ingests): every write is `INSERT OR IGNORE` followed by a read of
+ * what the table now says, so two racers agree on the winner.
+ */
+export class CidRegistry {
+  readonly #db: Db;
+  readonly #hash: (key: string, attempt: number) => Cid;
+  readonly #byKey;
+  readonly #byCid;
+  readonly #insert;
+
+  constructor(db: Db, options: CidRegistryOptions = {}) {
+    this.#db = db;
+    this.#hash = options.hash ?? hashKey;
+    this.#byKey = db.prepare('SELECT cid FROM cid_keys WHERE key = ?').safeIntegers(true);
+    this.#byCid = db.prepare('SELECT key FROM cid_keys WHERE cid = ?');
+    this.#insert = db.prepare('INSERT OR IGNORE INTO cid_keys (cid, key) VALUES (?, ?)');
+  }
+
+  /** The cid of `key`, assigning (and recording) one when the key is new. */
+  assign(key: string): Cid {
+    const known = this.#byKey.get(key) as { cid: bigint } | undefined;
+    if (known) return known.cid;
+    for (let attempt = 0; attempt < MAX_COLLISION_ATTEMPTS; attempt++) {
+      const cid = this.#hash(key, attempt) & MAX_CID;
+      const r = this.#insert.run(cid, key);
+      if (r.changes === 1) return cid;
+      // Ignored: either the cid belongs to another key (a collision: try the next candidate), or another
+      // process has just recorded this very key (take its answer).
+      const raced = this.#byKey.get(key) as { cid: bigint } | undefined;
+      if (raced) return raced.cid;
+    }
+    throw new InternalError(`No free cid for key ${JSON.stringify(key)} after ${MAX_COLLISION_ATTEMPTS} attempts.`);
+  }
+
+  /** Assigns many keys in one transaction (one fsync instead of one per key). */
+  assignMany(keys: readonly string[]): Cid[] {
+    return this.#db.transaction(() => keys.map((k) => this.assign(k))).immediate();
+  }
+
+  /** The key a cid was assigned to, if any. */
+  keyOf(cid: Cid): string | undefined {
+    return (this.#byCid.get(cid) as { key: string } | undefined)?.key;
+  }
+}
