@@ -42,6 +42,20 @@ export interface BusEvent {
 
 export type Listener = (event: BusEvent) => void;
 
+/**
+ * What a snapshot is built for. A part that holds per-target data (verdicts) must leave out the targets
+ * `canSeeTarget` refuses: the stream shows a reader only the targets its capability may read, in the
+ * snapshot as in the live events.
+ */
+export interface SnapshotView {
+  canSeeTarget(target: string): boolean;
+}
+export type SnapshotProvider = (view: SnapshotView) => unknown;
+
+const SEE_ALL: SnapshotView = { canSeeTarget: () => true };
+/** Fields every event's data already carries; a snapshot part may not shadow them. */
+const RESERVED_PARTS = new Set(['v', 'seq', 'ts', 'kind', 'target', 'reason']);
+
 export interface EventBusOptions {
   /** Events kept for `Last-Event-ID` replay; CONTRACT §5 requires at least 10,000. */
   bufferSize?: number;
@@ -56,7 +70,7 @@ export class EventBus {
   readonly #now: () => Date;
   readonly #ring: BusEvent[] = [];
   readonly #listeners = new Set<Listener>();
-  readonly #snapshotParts = new Map<string, () => unknown>();
+  readonly #snapshotParts = new Map<string, SnapshotProvider>();
   #seq = 0;
 
   constructor(options: EventBusOptions = {}) {
@@ -88,6 +102,12 @@ export class EventBus {
   /** The sequence number of the newest event (0 before any). */
   get lastSeq(): number { return this.#seq; }
 
+  /** The id a client holds once it has seen every event so far: `<epoch>-<lastSeq>` (`-0` before any). */
+  get lastId(): string { return `${this.epoch}-${this.#seq}`; }
+
+  /** Current listeners (open streams among them): lets tests and metrics see that a stream let go. */
+  get subscriberCount(): number { return this.#listeners.size; }
+
   /**
    * Events published after `lastEventId`, oldest first; `[]` when it is the newest. `undefined` when the
    * id is malformed, from another epoch, from the future, or older than the buffer: the caller resets.
@@ -105,17 +125,21 @@ export class EventBus {
 
   /**
    * A part of the `snapshot` event: e.g. `index` (status per corpus), `crawl`, `targets` (verdicts).
-   * Registering the same name again replaces the provider.
+   * Registering the same name again replaces the provider. The provider must be synchronous and must
+   * reflect every event already published: publishers change their state first and publish second, so
+   * that a snapshot taken at `lastSeq` is exactly the state after event `lastSeq` (the stream relies on
+   * this to resume from a snapshot without losing or repeating an event).
    */
-  registerSnapshotPart(name: string, provider: () => unknown): void {
+  registerSnapshotPart(name: string, provider: SnapshotProvider): void {
+    if (RESERVED_PARTS.has(name)) throw new Error(`snapshot part name ${JSON.stringify(name)} is reserved`);
     this.#snapshotParts.set(name, provider);
   }
 
-  /** The current state, built from every registered part at call time. */
-  snapshot(): Record<string, unknown> {
+  /** The current state, built from every registered part at call time, as `view` may see it. */
+  snapshot(view: SnapshotView = SEE_ALL): Record<string, unknown> {
     const out: Record<string, unknown> = {};
     for (const [name, provider] of this.#snapshotParts) {
-      try { out[name] = provider(); } catch (err) { out[name] = { error: String((err as Error).message) }; }
+      try { out[name] = provider(view); } catch (err) { out[name] = { error: String((err as Error).message) }; }
     }
     return out;
   }
