@@ -8,7 +8,7 @@
  * after its promise settles.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Principal } from '../auth/principal.js';
+import type { Principal, Right } from '../auth/principal.js';
 
 export type Method = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'DELETE' | 'PATCH' | 'OPTIONS';
 
@@ -68,4 +68,32 @@ export interface Route {
   streamBody?: boolean;
   /** Long-lived response (SSE): exempt from the request timeout. */
   longLived?: boolean;
+  /**
+   * The right a caller must hold (checked by the router before the handler runs: 401 `unauthenticated`
+   * for an anonymous caller, 403 `forbidden` for a capability without it). Omitted: no right needed, or
+   * the handler checks itself (e.g. target-scoped `mgmt.*` rights).
+   */
+  right?: Right;
+  /**
+   * This route's OpenAPI 3.1 Operation Object, merged into `GET /api/openapi.json` under
+   * `paths[pattern][method]` (see src/http/openapi.ts). Omitted: the route is not described (only for
+   * non-REST faces such as `/mcp`, which have their own contract).
+   */
+  operation?: Record<string, unknown>;
+}
+
+/**
+ * What a route-group factory returns (`searchRoutes(...)`, `eventRoutes(...)`, the auth and control-plane
+ * groups): its routes, plus OpenAPI parts that do not belong to one route (shared component schemas,
+ * tags). The server's router and the OpenAPI document are both built from the list of groups.
+ */
+export interface RouteGroup {
+  /** Short name used in start-up errors (e.g. two groups registering overlapping patterns). */
+  name: string;
+  routes: Route[];
+  openapi?: {
+    /** Merged into `components` (schemas, responses, parameters, …); a name clash stops start-up. */
+    components?: Record<string, Record<string, unknown>>;
+    tags?: { name: string; description?: string }[];
+  };
 }

@@ -1,0 +1,90 @@
+/**
+ * The one table from a `QuarryError` code to its wire form on every face: HTTP status (REST), JSON-RPC
+ * error code (MCP) and Connect code (binary RPC). A face never maps codes on its own; it calls here, so a
+ * caller's mistake reads the same everywhere. Also builds the CONTRACT §1 error body and the headers some
+ * codes require (`Allow`, `Retry-After`, `WWW-Authenticate`).
+ *
+ * Anything that is not a `QuarryError` is a bug: it becomes 500 `internal` with a generic message (the
+ * original message may hold paths or secrets, so it is logged by the caller, never sent).
+ */
+import { QuarryError, MethodNotAllowedError, RateLimitedError, UnavailableError, type ErrorCode } from '../errors.js';
+
+/** Connect protocol codes (connectrpc.com/docs/protocol#error-codes) used by Quarry. */
+export type ConnectCode =
+  | 'invalid_argument' | 'unauthenticated' | 'permission_denied' | 'not_found' | 'aborted'
+  | 'resource_exhausted' | 'unimplemented' | 'internal' | 'unavailable';
+
+export interface WireCodes {
+  /** HTTP status of CONTRACT §1. */
+  readonly status: number;
+  /** JSON-RPC 2.0 error code for MCP: -32602 invalid params, -32603 internal, -320xx server-defined. */
+  readonly jsonRpc: number;
+  readonly connect: ConnectCode;
+}
+
+export const WIRE_CODES: Readonly<Record<ErrorCode, WireCodes>> = {
+  bad_query: { status: 400, jsonRpc: -32602, connect: 'invalid_argument' },
+  bad_scope: { status: 400, jsonRpc: -32602, connect: 'invalid_argument' },
+  bad_page: { status: 400, jsonRpc: -32602, connect: 'invalid_argument' },
+  bad_cid: { status: 400, jsonRpc: -32602, connect: 'invalid_argument' },
+  bad_request: { status: 400, jsonRpc: -32602, connect: 'invalid_argument' },
+  unauthenticated: { status: 401, jsonRpc: -32001, connect: 'unauthenticated' },
+  forbidden: { status: 403, jsonRpc: -32003, connect: 'permission_denied' },
+  not_found: { status: 404, jsonRpc: -32004, connect: 'not_found' },
+  unknown_target: { status: 404, jsonRpc: -32004, connect: 'not_found' },
+  method_not_allowed: { status: 405, jsonRpc: -32600, connect: 'unimplemented' },
+  conflict: { status: 409, jsonRpc: -32009, connect: 'aborted' },
+  payload_too_large: { status: 413, jsonRpc: -32600, connect: 'resource_exhausted' },
+  unsupported_media_type: { status: 415, jsonRpc: -32600, connect: 'invalid_argument' },
+  rate_limited: { status: 429, jsonRpc: -32029, connect: 'resource_exhausted' },
+  internal: { status: 500, jsonRpc: -32603, connect: 'internal' },
+  unavailable: { status: 503, jsonRpc: -32000, connect: 'unavailable' },
+};
+
+export const ERROR_CODES = Object.keys(WIRE_CODES) as ErrorCode[];
+
+/** CONTRACT §1 error body. */
+export interface ErrorBody {
+  v: 1;
+  error: { code: ErrorCode; message: string; param?: string };
+}
+
+export interface HttpError {
+  status: number;
+  headers: Record<string, string>;
+  body: ErrorBody;
+  /** True when the error was not a QuarryError (or was `internal`): the caller logs its stack. */
+  internal: boolean;
+}
+
+const INTERNAL_MESSAGE = 'An internal error occurred; it has been logged.';
+
+/** The QuarryError for any thrown value: itself, or `internal` for anything else. */
+export function asQuarryError(err: unknown): QuarryError {
+  if (QuarryError.is(err)) return err;
+  return new QuarryError('internal', INTERNAL_MESSAGE, { cause: err });
+}
+
+export function errorBody(err: QuarryError): ErrorBody {
+  const message = err.code === 'internal' ? INTERNAL_MESSAGE : err.message;
+  const error: ErrorBody['error'] = { code: err.code, message };
+  if (err.param !== undefined && err.code !== 'internal') error.param = err.param;
+  return { v: 1, error };
+}
+
+/** The HTTP response for a thrown value, with the headers CONTRACT §1 requires for its code. */
+export function httpError(thrown: unknown): HttpError {
+  const err = asQuarryError(thrown);
+  const wire = WIRE_CODES[err.code] ?? WIRE_CODES.internal;
+  const headers: Record<string, string> = {};
+  if (err instanceof MethodNotAllowedError || err.code === 'method_not_allowed') {
+    const allow = (err as MethodNotAllowedError).allow;
+    if (Array.isArray(allow)) headers['allow'] = allow.join(', ');
+  }
+  if (err.code === 'rate_limited' || err.code === 'unavailable') {
+    const seconds = (err as RateLimitedError | UnavailableError).retryAfterSeconds;
+    headers['retry-after'] = String(Number.isFinite(seconds) && seconds >= 1 ? Math.ceil(seconds) : 1);
+  }
+  if (err.code === 'unauthenticated') headers['www-authenticate'] = 'Bearer realm="quarry"';
+  return { status: wire.status, headers, body: errorBody(err), internal: err.code === 'internal' };
+}

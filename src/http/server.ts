@@ -1,0 +1,427 @@
+/**
+ * The HTTPS server: one `node:http2` secure server speaking HTTP/2 and HTTP/1.1 (ALPN) on one port,
+ * TLS 1.3 only (CONTRACT §1). It turns each request into a `RequestContext`, runs the matched route's
+ * handler and writes its `Reply`; every failure becomes a CONTRACT §1 error body through the one table in
+ * `errors.ts`. The limits of `limits.ts` are enforced here, once, for every route group.
+ *
+ * Per request, in order: draining? (503) → header size (431) → caller (`policy.resolve`, once) → rate
+ * limit (429, keyed by capability id else IP) → route (404/405) → right (401/403) → declared body size
+ * (413) → handler under the request timeout.
+ *
+ * Life cycle: `listening → draining → closed`. `drain()` stops accepting connections, sends HTTP/2
+ * GOAWAY, closes idle HTTP/1.1 connections, aborts long-lived responses (SSE), lets in-flight requests
+ * finish until `drainTimeoutMs`, then destroys what is left. `drain()` is idempotent: later callers wait
+ * on the same promise. `setTls` swaps the certificate for new connections only (SIGHUP), so open ones
+ * keep working.
+ */
+import http2 from 'node:http2';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { TLSSocket } from 'node:tls';
+import type { AddressInfo } from 'node:net';
+import type { Policy, Principal } from '../auth/principal.js';
+import {
+  BadRequestError, ForbiddenError, PayloadTooLargeError, QuarryError, RateLimitedError, UnauthenticatedError,
+  UnavailableError, UnsupportedMediaTypeError,
+} from '../errors.js';
+import { httpError } from './errors.js';
+import { resolveLimits, type ResolvedLimits, type ServerLimits } from './limits.js';
+import { RateLimiter } from './rate-limiter.js';
+import type { Method, Reply, RequestContext, Route, RouteGroup } from './route.js';
+import { Router, type Match } from './router.js';
+
+export interface Logger {
+  info(message: string): void;
+  error(message: string, err?: unknown): void;
+}
+
+export const consoleLogger: Logger = {
+  info: (m) => console.error(m),
+  error: (m, err) => console.error(m, err instanceof Error ? err.stack : err ?? ''),
+};
+
+export interface ServerOptions {
+  groups: readonly RouteGroup[];
+  tls: { cert: Buffer | string; key: Buffer | string };
+  /** Resolves `ctx.principal` once per request. */
+  policy: Policy;
+  limits?: ServerLimits;
+  log?: Logger;
+}
+
+type Req = IncomingMessage | http2.Http2ServerRequest;
+type Res = ServerResponse | http2.Http2ServerResponse;
+
+export type ServerState = 'idle' | 'listening' | 'draining' | 'closed';
+
+/** Status and code for a request header block over `headerBytes` (no CONTRACT code fits better). */
+const HEADERS_TOO_LARGE_STATUS = 431;
+
+export class QuarryServer {
+  readonly limits: ResolvedLimits;
+  readonly router: Router;
+  readonly #server: http2.Http2SecureServer;
+  readonly #policy: Policy;
+  readonly #log: Logger;
+  readonly #rate: RateLimiter;
+  #state: ServerState = 'idle';
+  #drained: Promise<void> | undefined;
+  /** Requests whose response has not closed yet. */
+  #inFlight = 0;
+  #quietWaiters: (() => void)[] = [];
+  readonly #sessions = new Set<http2.ServerHttp2Session>();
+  /** HTTP/1.1 sockets → requests in flight on each. */
+  readonly #h1Sockets = new Map<TLSSocket, number>();
+  /** Abort controllers of long-lived requests, ended first when draining. */
+  readonly #longLived = new Set<AbortController>();
+
+  constructor(options: ServerOptions) {
+    this.limits = resolveLimits(options.limits);
+    this.router = new Router(options.groups);
+    this.#policy = options.policy;
+    this.#log = options.log ?? consoleLogger;
+    this.#rate = new RateLimiter({ ratePerSecond: this.limits.ratePerSecond, burst: this.limits.rateBurst });
+    const limits = this.limits;
+    this.#server = http2.createSecureServer({
+      cert: options.tls.cert,
+      key: options.tls.key,
+      minVersion: 'TLSv1.3',
+      allowHTTP1: true,
+      handshakeTimeout: limits.idleTimeoutMs > 0 ? limits.idleTimeoutMs : 120_000,
+      // nghttp2 resets streams past this; our own check answers 431 with a body below it.
+      settings: { maxHeaderListSize: limits.headerBytes * 4 },
+      maxHeaderListPairs: 512,
+    });
+    // The HTTP/1.1 fallback's parser reads this field (0 = Node's default of 16 KiB).
+    (this.#server as unknown as { maxHeaderSize: number }).maxHeaderSize = limits.headerBytes;
+    this.#server.on('request', (req: Req, res: Res) => { void this.#handle(req, res); });
+    this.#server.on('session', (session) => this.#onSession(session));
+    this.#server.on('secureConnection', (socket: TLSSocket) => this.#onSecureConnection(socket));
+    this.#server.on('clientError', (err: NodeJS.ErrnoException, socket: TLSSocket) => this.#onClientError(err, socket));
+    this.#server.on('tlsClientError', () => { /* refused handshakes (TLS 1.2, bad SNI) are the client's problem */ });
+    this.#server.on('sessionError', () => { /* a broken HTTP/2 session only affects its own client */ });
+  }
+
+  get state(): ServerState { return this.#state; }
+  get inFlight(): number { return this.#inFlight; }
+
+  listen(port: number, host = '127.0.0.1'): Promise<AddressInfo> {
+    return new Promise((resolve, reject) => {
+      const onError = (err: Error) => reject(err);
+      this.#server.once('error', onError);
+      this.#server.listen(port, host, () => {
+        this.#server.off('error', onError);
+        this.#state = 'listening';
+        resolve(this.#server.address() as AddressInfo);
+      });
+    });
+  }
+
+  address(): AddressInfo { return this.#server.address() as AddressInfo; }
+
+  /** New connections use this certificate and key; open connections keep theirs. */
+  setTls(tls: { cert: Buffer | string; key: Buffer | string }): void {
+    this.#server.setSecureContext({ cert: tls.cert, key: tls.key, minVersion: 'TLSv1.3' });
+  }
+
+  /** Graceful shutdown (see the file comment). Idempotent. */
+  drain(timeoutMs = this.limits.drainTimeoutMs): Promise<void> {
+    this.#drained ??= this.#drain(timeoutMs);
+    return this.#drained;
+  }
+
+  async #drain(timeoutMs: number): Promise<void> {
+    const wasListening = this.#state === 'listening';
+    this.#state = 'draining';
+    const closed = new Promise<void>((resolve) => {
+      if (!wasListening) return resolve();
+      this.#server.close(() => resolve());
+    });
+    for (const ac of this.#longLived) ac.abort(new UnavailableError('The server is shutting down.'));
+    for (const session of this.#sessions) {
+      try { session.close(); } catch { /* already closing */ }
+    }
+    for (const [socket, n] of this.#h1Sockets) if (n === 0) socket.destroy();
+    if (this.#inFlight > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        new Promise<void>((resolve) => this.#quietWaiters.push(resolve)),
+        new Promise<void>((resolve) => { timer = setTimeout(resolve, timeoutMs); }),
+      ]);
+      clearTimeout(timer);
+    }
+    for (const session of this.#sessions) session.destroy();
+    for (const socket of this.#h1Sockets.keys()) socket.destroy();
+    await closed;
+    this.#state = 'closed';
+  }
+
+  #onSession(session: http2.ServerHttp2Session): void {
+    this.#sessions.add(session);
+    session.on('close', () => this.#sessions.delete(session));
+    if (this.#state === 'draining') session.close();
+    if (this.limits.idleTimeoutMs > 0) {
+      session.setTimeout(this.limits.idleTimeoutMs, () => {
+        // Only idle sessions are closed: a slow handler on an open stream is the request timeout's business.
+        if (activeStreams(session) === 0) session.close();
+      });
+    }
+  }
+
+  #onSecureConnection(socket: TLSSocket): void {
+    if (socket.alpnProtocol === 'h2') return;
+    this.#h1Sockets.set(socket, 0);
+    socket.on('close', () => this.#h1Sockets.delete(socket));
+    if (this.limits.idleTimeoutMs > 0) {
+      socket.setTimeout(this.limits.idleTimeoutMs, () => {
+        if ((this.#h1Sockets.get(socket) ?? 0) === 0) socket.destroy();
+      });
+    }
+  }
+
+  #onClientError(err: NodeJS.ErrnoException, socket: TLSSocket): void {
+    if (!socket.writable || (socket as unknown as { _httpMessage?: unknown })._httpMessage) {
+      socket.destroy();
+      return;
+    }
+    const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
+    const status = tooLarge ? HEADERS_TOO_LARGE_STATUS : 400;
+    const body = JSON.stringify(tooLarge
+      ? headersTooLargeBody(this.limits.headerBytes)
+      : httpError(new BadRequestError('The request could not be parsed as HTTP/1.1.')).body);
+    const reason = tooLarge ? 'Request Header Fields Too Large' : 'Bad Request';
+    socket.end(
+      `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json; charset=utf-8\r\n`
+      + `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    );
+  }
+
+  async #handle(req: Req, res: Res): Promise<void> {
+    this.#inFlight++;
+    const h1Socket = req.httpVersionMajor === 2 ? undefined : (req.socket as TLSSocket);
+    if (h1Socket) this.#h1Sockets.set(h1Socket, (this.#h1Sockets.get(h1Socket) ?? 0) + 1);
+    const ac = new AbortController();
+    let settled = false;
+    res.on('close', () => {
+      if (!res.writableFinished) ac.abort(new Error('The client went away.'));
+      this.#longLived.delete(ac);
+      if (h1Socket) {
+        const n = (this.#h1Sockets.get(h1Socket) ?? 1) - 1;
+        if (this.#h1Sockets.has(h1Socket)) this.#h1Sockets.set(h1Socket, n);
+        if (this.#state === 'draining' && n === 0) h1Socket.destroy();
+      }
+      if (--this.#inFlight === 0) {
+        const waiters = this.#quietWaiters;
+        this.#quietWaiters = [];
+        for (const w of waiters) w();
+      }
+    });
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      if (this.#state === 'draining' || this.#state === 'closed') {
+        throw new UnavailableError('The server is shutting down; retry shortly.', 1);
+      }
+      if (headerBytes(req) > this.limits.headerBytes) {
+        this.#send(req, res, { status: HEADERS_TOO_LARGE_STATUS, json: headersTooLargeBody(this.limits.headerBytes) });
+        return;
+      }
+      const remoteAddress = normalizeAddress(req.socket?.remoteAddress);
+      let principal: Principal | undefined;
+      let principalError: unknown;
+      try {
+        principal = this.#policy.resolve(req.headers);
+      } catch (err) {
+        principalError = err;
+      }
+      const retryAfter = this.#rate.take(principal?.capId !== undefined ? `cap:${principal.capId}` : `ip:${remoteAddress}`);
+      if (retryAfter > 0) throw new RateLimitedError(retryAfter);
+      if (principalError !== undefined) throw principalError;
+
+      const rawUrl = req.url ?? '/';
+      const q = rawUrl.indexOf('?');
+      const rawPath = q < 0 ? rawUrl : rawUrl.slice(0, q);
+      if (!rawPath.startsWith('/')) throw new BadRequestError('The request target must be an absolute path.');
+      const method = (req.method ?? 'GET').toUpperCase();
+      const match = this.router.match(method, rawPath);
+      const route = match.route;
+      if (route.right !== undefined && !principal!.can(route.right)) {
+        if (principal!.kind === 'anonymous') throw new UnauthenticatedError(`This request needs a capability with the right ${route.right}.`);
+        throw new ForbiddenError(`The capability does not grant the right ${route.right}.`);
+      }
+      const bodyLimit = route.bodyLimit ?? this.limits.bodyBytes;
+      const declared = Number(req.headers['content-length']);
+      if (Number.isFinite(declared) && declared > bodyLimit) throw new PayloadTooLargeError(bodyLimit);
+
+      const exempt = route.streamBody === true || route.longLived === true;
+      if (route.longLived) this.#longLived.add(ac);
+      const ctx = makeContext(req, match, method as Method, principal!, remoteAddress, ac.signal, bodyLimit, route);
+      let reply: Reply;
+      if (!exempt && this.limits.requestTimeoutMs > 0) {
+        const limit = this.limits.requestTimeoutMs;
+        reply = await new Promise<Reply>((resolve, reject) => {
+          timer = setTimeout(() => {
+            const err = new UnavailableError(`The request did not complete within ${limit} ms.`, 1);
+            ac.abort(err);
+            reject(err);
+          }, limit);
+          route.handler(ctx).then(resolve, reject);
+        });
+      } else {
+        reply = await route.handler(ctx);
+      }
+      clearTimeout(timer);
+      settled = true;
+      await this.#send(req, res, reply, ac.signal);
+    } catch (err) {
+      clearTimeout(timer);
+      if (settled && res.headersSent) {
+        this.#log.error('quarry: error while streaming a response', err);
+        res.destroy();
+        return;
+      }
+      const e = httpError(err);
+      if (e.internal) this.#log.error(`quarry: internal error on ${req.method} ${(req.url ?? '').split('?')[0]}`, err);
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      const closeAfter = err instanceof PayloadTooLargeError || (QuarryError.is(err) && err.code === 'payload_too_large');
+      await this.#send(req, res, { status: e.status, headers: e.headers, json: e.body as unknown as Record<string, unknown> }, undefined, closeAfter);
+    }
+  }
+
+  async #send(req: Req, res: Res, reply: Reply, signal?: AbortSignal, closeConnection = false): Promise<void> {
+    if (res.headersSent || res.writableEnded || res.destroyed) return;
+    const head = req.method === 'HEAD';
+    const h1 = req.httpVersionMajor !== 2;
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(reply.headers ?? {})) headers[k.toLowerCase()] = v;
+    if (h1 && (closeConnection || this.#state === 'draining')) headers['connection'] = 'close';
+    if (!h1) delete headers['connection'];
+    const status = reply.status ?? 200;
+    if ('json' in reply) {
+      const body = Buffer.from(JSON.stringify({ v: 1, ...reply.json }, jsonReplacer));
+      headers['content-type'] = 'application/json; charset=utf-8';
+      headers['content-length'] = String(body.length);
+      res.writeHead(status, headers);
+      if (head) (res as ServerResponse).end(); else (res as ServerResponse).end(body);
+      return;
+    }
+    if ('body' in reply) {
+      const body = typeof reply.body === 'string' ? Buffer.from(reply.body) : reply.body;
+      headers['content-type'] = reply.contentType;
+      headers['content-length'] = String(body.length);
+      res.writeHead(status, headers);
+      if (head) (res as ServerResponse).end(); else (res as ServerResponse).end(body);
+      return;
+    }
+    headers['content-type'] = reply.contentType;
+    res.writeHead(status, headers);
+    if (head) {
+      res.end();
+      return;
+    }
+    (res as ServerResponse).flushHeaders?.();
+    const w = res as unknown as { write(c: string | Buffer): boolean; end(): void; once(e: string, f: () => void): void; destroy(): void };
+    let ended = false;
+    const sink = {
+      write: (chunk: string | Buffer) => (ended || res.destroyed ? false : w.write(chunk)),
+      onDrain: (fn: () => void) => { w.once('drain', fn); },
+      end: () => { if (!ended) { ended = true; w.end(); } },
+      /** Tears the response down without a clean end (a reader too slow to keep up). */
+      destroy: () => { ended = true; w.destroy(); },
+    };
+    void signal;
+    await reply.stream(sink);
+    sink.end();
+  }
+}
+
+function activeStreams(session: http2.ServerHttp2Session): number {
+  // `state.streamCount` is not typed in @types/node 20 but present at run time.
+  const s = session.state as unknown as { streamCount?: number } | undefined;
+  return s?.streamCount ?? 0;
+}
+
+function headersTooLargeBody(limit: number): Record<string, unknown> {
+  return { v: 1, error: { code: 'bad_request', message: `The request headers exceed the limit of ${limit} bytes.` } };
+}
+
+/** Header block size as HPACK counts it: name + value + 32 per field. */
+function headerBytes(req: Req): number {
+  const raw = req.rawHeaders;
+  let n = 0;
+  for (let i = 0; i < raw.length; i += 2) n += raw[i]!.length + (raw[i + 1]?.length ?? 0) + 32;
+  return n;
+}
+
+function normalizeAddress(a: string | undefined): string {
+  if (!a) return 'unknown';
+  return a.startsWith('::ffff:') ? a.slice(7) : a;
+}
+
+function jsonReplacer(_key: string, value: unknown): unknown {
+  return typeof value === 'bigint' ? value.toString() : value;
+}
+
+function makeContext(
+  req: Req, match: Match, method: Method, principal: Principal, remoteAddress: string, signal: AbortSignal,
+  bodyLimit: number, route: Route,
+): RequestContext {
+  const rawUrl = req.url ?? '/';
+  const q = rawUrl.indexOf('?');
+  const query = new URLSearchParams(q < 0 ? '' : rawUrl.slice(q + 1));
+  let consumed = false;
+  let buffered: Promise<Buffer> | undefined;
+
+  async function* stream(): AsyncIterable<Buffer> {
+    if (consumed) throw new BadRequestError('The request body was already read.');
+    consumed = true;
+    let total = 0;
+    for await (const chunk of req as AsyncIterable<Buffer>) {
+      total += chunk.length;
+      if (total > bodyLimit) throw new PayloadTooLargeError(bodyLimit);
+      yield chunk;
+    }
+  }
+  const body = (): Promise<Buffer> => {
+    buffered ??= (async () => {
+      const chunks: Buffer[] = [];
+      for await (const c of stream()) chunks.push(c);
+      return Buffer.concat(chunks);
+    })();
+    return buffered;
+  };
+  return {
+    method,
+    path: match.path,
+    query: firstWins(query),
+    headers: req.headers,
+    params: match.params,
+    remoteAddress,
+    principal,
+    signal,
+    body,
+    async json() {
+      const type = String(req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+      if (type !== 'application/json' && !type.endsWith('+json')) throw new UnsupportedMediaTypeError(type || undefined, 'application/json');
+      const buf = await body();
+      try {
+        return JSON.parse(buf.toString('utf8')) as unknown;
+      } catch {
+        throw new BadRequestError('The request body is not valid JSON.', 'body');
+      }
+    },
+    bodyStream() {
+      if (!route.streamBody) throw new BadRequestError('This route does not stream its body.');
+      return stream();
+    },
+  };
+}
+
+/**
+ * URLSearchParams already returns the first value from `get`; this keeps the object as is and exists to
+ * document CONTRACT §1 "repeated parameters: the first wins" at the one place queries are parsed.
+ */
+function firstWins(q: URLSearchParams): URLSearchParams {
+  return q;
+}
