@@ -2,6 +2,8 @@
  * Who is making a request and what they may do: the value the policy module resolves from a capability
  * (or its absence) once per request, and that every face consults. Rights are CONTRACT §4's list.
  */
+import { ForbiddenError, UnauthenticatedError } from '../errors.js';
+
 export const RIGHTS = [
   'search',
   'trusted.flag',
@@ -31,6 +33,37 @@ export interface Principal {
   can(right: Right, target?: string): boolean;
   /** The rights held, for listing (e.g. MCP lists `service_mgmt` only to holders of a `mgmt.*` right). */
   readonly rights: ReadonlySet<Right>;
+  /**
+   * For a `mgmt.*` right: the targets it is scoped to, or undefined when it covers every target (or is not
+   * held: check `can` first). Lets list endpoints filter (deploy_status, events) instead of probing names.
+   */
+  targets?(right: Right): ReadonlySet<string> | undefined;
+  /** When the capability stops working (the earliest expiry caveat); absent for anonymous or no expiry. */
+  readonly expiresAt?: Date;
+}
+
+/**
+ * Throws unless `principal` holds `right` (for `target`, when given): UnauthenticatedError for an
+ * anonymous caller (a capability might help), ForbiddenError for a capability that lacks it. Handlers
+ * that check target-scoped rights themselves call this; route-level rights are checked by the router.
+ */
+export function requireRight(principal: Principal, right: Right, target?: string): void {
+  if (principal.can(right, target)) return;
+  if (principal.kind === 'anonymous') {
+    throw new UnauthenticatedError(`This operation needs the right ${right}; present a capability that holds it.`);
+  }
+  throw new ForbiddenError(target === undefined
+    ? `The capability does not hold the right ${right}.`
+    : `The capability does not hold the right ${right} for target ${JSON.stringify(target)}.`);
+}
+
+/**
+ * Throws UnauthenticatedError unless the caller may read what anonymous callers may read (openapi.json,
+ * rpc.contract): anyone while anonymous access is on, any valid capability when it is off.
+ */
+export function requirePublic(principal: Principal): void {
+  if (principal.kind === 'capability' || principal.rights.size > 0) return;
+  throw new UnauthenticatedError('Anonymous access is off; present a capability.');
 }
 
 /**
