@@ -96,3 +96,39 @@ export interface SegmentReader {
    */
   surfaceForms(): Iterable<[form: string, docFreq: number]>;
 }
+
+/** A document as callers hand it to `IndexWriter.upsert`. A `cid` may also arrive as a decimal string. */
+export interface DocInput {
+  cid: bigint;
+  title: string;
+  text: string;
+  url?: string;
+  host?: string;
+}
+
+/** What a commit produced (also what `Index.onCommit` listeners receive, for local and refreshed commits). */
+export interface CommitInfo {
+  generation: number;
+  /** Live documents. */
+  docs: number;
+  segments: number;
+}
+
+/**
+ * Tuning of one index directory; every field optional, defaults in `resolveIndexOptions`.
+ */
+export interface IndexOptions {
+  /** Bytes of buffered documents (text plus inverted postings, estimated) after which the writer
+   *  writes a segment before the commit. Default 64 MiB. Bounds the writer's memory. */
+  maxBufferedBytes?: number;
+  /** Tiered merge policy: segments per tier before they merge. Default 8; must be ≥ 2. */
+  mergeFactor?: number;
+  /** Tiered merge policy: segments smaller than this all count as the smallest tier. Default 2 MiB. */
+  mergeFloorBytes?: number;
+  /** Segments larger than this (live bytes) are not merged further; 0 = no limit. Default 0. */
+  maxMergedBytes?: number;
+  /** Raw bytes per compressed stored-fields block. Default 32 KiB. */
+  storedBlockBytes?: number;
+  /** Brotli quality (0–11) of stored fields. Default 5. */
+  storedQuality?: number;
+}

@@ -1,0 +1,78 @@
+/**
+ * The writer lock: `write.lock` in the index directory, created exclusively (O_EXCL) and holding the
+ * owner's pid. A lock whose pid no longer runs is stale (its writer was killed) and is taken over.
+ * Limits, documented rather than hidden: two processes taking over the same stale lock at the same
+ * instant can both succeed (Node has no flock); a recycled pid makes a stale lock look live until that
+ * process exits. Both need a crash followed by a race or a wrap-around, and neither corrupts committed
+ * data by itself — the manifest rename stays atomic.
+ */
+import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { ConflictError } from '../../errors.js';
+
+export const LOCK_FILE = 'write.lock';
+
+/** Locks held by this process, by directory: a second writer here is refused like one elsewhere. */
+const heldHere = new Set<string>();
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+export class WriterLock {
+  private released = false;
+  private constructor(readonly path: string) {}
+
+  static acquire(dir: string): WriterLock {
+    const path = join(dir, LOCK_FILE);
+    if (heldHere.has(path)) throw new ConflictError(`The index at ${dir} already has an open writer in this process.`);
+    for (let attempt = 0; attempt < 3; attempt++) {
+      try {
+        const fd = openSync(path, 'wx', 0o644);
+        try {
+          writeSync(fd, `${process.pid}\n`);
+        } finally {
+          closeSync(fd);
+        }
+        heldHere.add(path);
+        return new WriterLock(path);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      }
+      let pid = NaN;
+      try {
+        pid = Number.parseInt(readFileSync(path, 'utf8'), 10);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue;
+        throw err;
+      }
+      // A lock with our own pid that this process does not hold was left by a previous process with the same pid.
+      if (Number.isSafeInteger(pid) && pid > 0 && pid !== process.pid && pidAlive(pid)) {
+        throw new ConflictError(`The index at ${dir} is being written by process ${pid}.`);
+      }
+      try {
+        unlinkSync(path);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      }
+    }
+    throw new ConflictError(`Could not take the writer lock of ${dir}: another process keeps taking it.`);
+  }
+
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    heldHere.delete(this.path);
+    try {
+      const pid = Number.parseInt(readFileSync(this.path, 'utf8'), 10);
+      if (pid === process.pid) unlinkSync(this.path);
+    } catch {
+      // already gone: nothing to release
+    }
+  }
+}

@@ -1,0 +1,50 @@
+/**
+ * Which segments to merge after a commit: a tiered policy. Segments are grouped into tiers by live size
+ * (tier k holds sizes in [floor·factor^k, floor·factor^(k+1)), everything under `floor` in tier 0); when
+ * a tier holds `factor` segments they are merged into one of the next tier. Under steady small commits
+ * the count therefore stays below `factor − 1` per tier, i.e. O(factor · log(size)), and each document
+ * is rewritten O(log(size)) times. A segment more than half deleted is rewritten on its own, and a
+ * segment with no live document is dropped without a merge.
+ */
+import type { ManifestSegment } from './manifest.js';
+
+export interface MergePolicyOptions {
+  /** Segments per tier before they merge (≥ 2). */
+  mergeFactor: number;
+  /** Live bytes under which all segments count as the smallest tier. */
+  floorBytes: number;
+  /** Segments whose live size exceeds this are never merged with others (0 = no limit). */
+  maxMergedBytes: number;
+}
+
+export function liveBytes(s: ManifestSegment): number {
+  return s.maxDoc === 0 ? 0 : s.bytes * ((s.maxDoc - s.deleted) / s.maxDoc);
+}
+
+/** Groups of segment names to merge, each group into one new segment. */
+export function findMerges(segments: readonly ManifestSegment[], o: MergePolicyOptions): string[][] {
+  const out: string[][] = [];
+  const tiers = new Map<number, ManifestSegment[]>();
+  const factor = Math.max(2, o.mergeFactor);
+  for (const s of segments) {
+    const live = s.maxDoc - s.deleted;
+    if (live === 0) continue; // dropped by the caller
+    const size = liveBytes(s);
+    if (o.maxMergedBytes > 0 && size > o.maxMergedBytes) continue;
+    if (s.deleted * 2 > s.maxDoc) {
+      out.push([s.name]);
+      continue;
+    }
+    const tier = size <= o.floorBytes ? 0 : Math.floor(Math.log(size / o.floorBytes) / Math.log(factor)) + 1;
+    let list = tiers.get(tier);
+    if (list === undefined) tiers.set(tier, (list = []));
+    list.push(s);
+  }
+  for (const [, list] of [...tiers].sort((a, b) => a[0] - b[0])) {
+    if (list.length >= factor) {
+      list.sort((a, b) => liveBytes(a) - liveBytes(b));
+      out.push(list.slice(0, factor).map((s) => s.name));
+    }
+  }
+  return out;
+}

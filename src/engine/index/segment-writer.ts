@@ -1,0 +1,184 @@
+/**
+ * Building one segment in memory and writing its two files. Documents are inverted as they are added
+ * (the analyzer runs once, at `add`), so a commit only encodes: terms sorted, postings and positions
+ * through the codec, exact lengths, cids, surface forms with document frequencies, stored fields.
+ *
+ * `<name>.idx` (read whole at open, CRC-checked), every section 8-byte aligned:
+ *
+ *   lengths   u32 × maxDoc            exact token count of title + text
+ *   cids      u64 × maxDoc
+ *   termText  UTF-8 of all terms concatenated, ascending by UTF-16 code units
+ *   termMeta  per term varints: utf16Length · docFreq · postingsBytes · positionsBytes · maxFreq · minLength
+ *   postings  per term, see postings.ts
+ *   positions per term, see postings.ts
+ *   surfText  UTF-8 of all surface forms concatenated, ascending
+ *   surfMeta  per form varints: utf16Length · docFreq
+ *   meta      JSON {maxDoc, terms, surfaces, sections: {name: [offset, bytes]}} · u32 metaBytes · footer (QIDX)
+ */
+import { tokenize } from '../analysis/analyzer.js';
+import { ByteWriter, utf8Encoder } from './bytes.js';
+import { MAGIC, withFooter } from './footer.js';
+import { encodeTermPostings } from './postings.js';
+import { encodeStore, type StoreOptions } from './store.js';
+import { SITE_TERM_PREFIX, TITLE_TEXT_POSITION_GAP } from './types.js';
+
+/** A validated document as the index stores it. */
+export interface IndexedDocument {
+  cid: bigint;
+  title: string;
+  text: string;
+  url?: string;
+  host?: string;
+}
+
+/**
+ * The synthetic terms of a host: `site:` + every dot-suffix on whole labels, lower-cased, empty labels
+ * and a trailing dot ignored (`Docs.Example.com.` → `site:docs.example.com`, `site:example.com`, `site:com`).
+ */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+export function siteTerms(host: string): string[] {
+  const labels = host.replace(LONE_SURROGATE, '\uFFFD').toLowerCase().split('.').filter((l) => l.length > 0);
+  const out: string[] = [];
+  for (let i = 0; i < labels.length; i++) out.push(SITE_TERM_PREFIX + labels.slice(i).join('.'));
+  return out;
+}
+
+interface TermAcc {
+  docs: number[];
+  freqs: number[];
+  positions: number[];
+  last: number;
+}
+
+interface SurfaceAcc {
+  df: number;
+  last: number;
+}
+
+/** An in-memory segment under construction. Doc ids are assigned in `add` order from 0. */
+export class SegmentBuilder {
+  private readonly terms = new Map<string, TermAcc>();
+  private readonly surfaces = new Map<string, SurfaceAcc>();
+  private readonly lengths: number[] = [];
+  private readonly cids: bigint[] = [];
+  private readonly stored: IndexedDocument[] = [];
+  /** Approximate memory held, in bytes (text held for storing plus the inverted postings). */
+  bytes = 0;
+
+  get maxDoc(): number {
+    return this.cids.length;
+  }
+
+  /** Adds a document; returns its doc id in this segment. */
+  add(d: IndexedDocument): number {
+    const doc = this.cids.length;
+    const terms = this.terms;
+    const surfaces = this.surfaces;
+    let tokens = 0;
+    const sink = (term: string, surface: string, position: number) => {
+      let acc = terms.get(term);
+      if (acc === undefined) {
+        acc = { docs: [], freqs: [], positions: [], last: -1 };
+        terms.set(term, acc);
+      }
+      if (acc.last !== doc) {
+        acc.last = doc;
+        acc.docs.push(doc);
+        acc.freqs.push(1);
+      } else {
+        acc.freqs[acc.freqs.length - 1]!++;
+      }
+      acc.positions.push(position);
+      let s = surfaces.get(surface);
+      if (s === undefined) {
+        s = { df: 0, last: -1 };
+        surfaces.set(surface, s);
+      }
+      if (s.last !== doc) {
+        s.last = doc;
+        s.df++;
+      }
+      tokens++;
+    };
+    const inTitle = tokenize(d.title, sink, 0);
+    tokenize(d.text, sink, inTitle + TITLE_TEXT_POSITION_GAP);
+    if (d.host !== undefined) {
+      for (const t of siteTerms(d.host)) {
+        let acc = terms.get(t);
+        if (acc === undefined) {
+          acc = { docs: [], freqs: [], positions: [], last: -1 };
+          terms.set(t, acc);
+        }
+        if (acc.last !== doc) {
+          acc.last = doc;
+          acc.docs.push(doc);
+          acc.freqs.push(1);
+        }
+      }
+    }
+    this.lengths.push(tokens);
+    this.cids.push(d.cid);
+    this.stored.push(d);
+    this.bytes += 2 * (d.title.length + d.text.length + (d.url?.length ?? 0) + (d.host?.length ?? 0)) + 24 * tokens + 64;
+    return doc;
+  }
+
+  /** Encodes the segment: the `.idx` and `.sto` file contents. */
+  encode(store: StoreOptions): { idx: Buffer; sto: Buffer; maxDoc: number } {
+    const maxDoc = this.cids.length;
+    const out = new ByteWriter(1 << 20);
+    const sections: Record<string, [number, number]> = {};
+    const section = (name: string, write: () => void) => {
+      out.align(8);
+      const start = out.length;
+      write();
+      sections[name] = [start, out.length - start];
+    };
+    section('lengths', () => {
+      for (const l of this.lengths) out.u32(l);
+    });
+    section('cids', () => {
+      const a = new BigUint64Array(this.cids);
+      out.bytes(new Uint8Array(a.buffer, a.byteOffset, a.byteLength));
+    });
+
+    const termList = [...this.terms.keys()].sort();
+    const postings = new ByteWriter(1 << 20);
+    const positions = new ByteWriter(1 << 20);
+    const scratch = new ByteWriter(1 << 12);
+    const meta = new ByteWriter(termList.length * 8 + 16);
+    const lengths = this.lengths;
+    for (const t of termList) {
+      const acc = this.terms.get(t)!;
+      const p0 = postings.length;
+      const q0 = positions.length;
+      const site = t.startsWith(SITE_TERM_PREFIX);
+      const { maxFreq, minLength } = encodeTermPostings(acc.docs, acc.freqs, site ? null : acc.positions, lengths, postings, positions, scratch);
+      meta.varint(t.length);
+      meta.varint(acc.docs.length);
+      meta.varint(postings.length - p0);
+      meta.varint(positions.length - q0);
+      meta.varint(maxFreq);
+      meta.varint(minLength);
+    }
+    section('termText', () => out.bytes(utf8Encoder.encode(termList.join(''))));
+    section('termMeta', () => out.bytes(meta.view()));
+    section('postings', () => out.bytes(postings.view()));
+    section('positions', () => out.bytes(positions.view()));
+
+    const surfList = [...this.surfaces.keys()].sort();
+    section('surfText', () => out.bytes(utf8Encoder.encode(surfList.join(''))));
+    section('surfMeta', () => {
+      for (const s of surfList) {
+        out.varint(s.length);
+        out.varint(this.surfaces.get(s)!.df);
+      }
+    });
+    const json = utf8Encoder.encode(JSON.stringify({ maxDoc, terms: termList.length, surfaces: surfList.length, sections }));
+    out.align(8);
+    out.bytes(json);
+    out.u32(json.length);
+    return { idx: withFooter(out.view(), MAGIC.terms), sto: encodeStore(this.stored, store), maxDoc };
+  }
+}

@@ -1,0 +1,202 @@
+/**
+ * Stored fields (`<segment>.sto`): each document's title, text, url and host, compressed with Brotli in
+ * blocks of about `storedBlockBytes` of raw text, so a hit's fields cost one small decompression and
+ * the file stays a fraction of the text. The file is read lazily through a descriptor kept open for the
+ * segment's life (on Linux the descriptor keeps an unlinked file readable), with a small cache of
+ * decompressed blocks for the snippets of one result page.
+ *
+ *   blocks (Brotli) · index: varint blockCount, per block varint docCount · compressedBytes · rawBytes
+ *   · u32 indexBytes · footer (QSTO)
+ *
+ * A document record: varint titleBytes · title · varint textBytes · text · varint (urlBytes+1 | 0) · url
+ * · varint (hostBytes+1 | 0) · host — UTF-8, absent optional fields as 0.
+ */
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { constants as zc, brotliCompressSync, brotliDecompressSync } from 'node:zlib';
+import { InternalError } from '../../errors.js';
+import { ByteReader, ByteWriter, utf8Decoder, utf8Encoder } from './bytes.js';
+import { FOOTER_BYTES, MAGIC, readFooter, withFooter } from './footer.js';
+
+export interface StoredFields {
+  title: string;
+  text: string;
+  url?: string;
+  host?: string;
+}
+
+export interface StoreOptions {
+  /** Raw bytes per compressed block. Larger compresses better but costs more per fetched document. */
+  blockBytes: number;
+  /** Brotli quality 0–11: index-build speed against file size. */
+  quality: number;
+}
+
+function writeString(w: ByteWriter, s: string): void {
+  const b = utf8Encoder.encode(s);
+  w.varint(b.length);
+  w.bytes(b);
+}
+function writeOptional(w: ByteWriter, s: string | undefined): void {
+  if (s === undefined) {
+    w.varint(0);
+    return;
+  }
+  const b = utf8Encoder.encode(s);
+  w.varint(b.length + 1);
+  w.bytes(b);
+}
+
+/** Encodes the stored fields of `docs` (in doc order) into a complete `.sto` file. */
+export function encodeStore(docs: readonly StoredFields[], options: StoreOptions): Buffer {
+  const out = new ByteWriter(1 << 16);
+  const index: number[] = [];
+  const raw = new ByteWriter(options.blockBytes + 4096);
+  let inBlock = 0;
+  const flush = () => {
+    if (inBlock === 0) return;
+    const compressed = brotliCompressSync(raw.view(), {
+      params: {
+        [zc.BROTLI_PARAM_QUALITY]: options.quality,
+        [zc.BROTLI_PARAM_MODE]: zc.BROTLI_MODE_TEXT,
+        [zc.BROTLI_PARAM_SIZE_HINT]: raw.length,
+      },
+    });
+    out.bytes(compressed);
+    index.push(inBlock, compressed.length, raw.length);
+    raw.length = 0;
+    inBlock = 0;
+  };
+  for (const d of docs) {
+    writeString(raw, d.title);
+    writeString(raw, d.text);
+    writeOptional(raw, d.url);
+    writeOptional(raw, d.host);
+    inBlock++;
+    if (raw.length >= options.blockBytes) flush();
+  }
+  flush();
+  const indexStart = out.length;
+  out.varint(index.length / 3);
+  for (const v of index) out.varint(v);
+  out.u32(out.length - indexStart);
+  return withFooter(out.view(), MAGIC.stored);
+}
+
+interface Block {
+  offset: number;
+  compressed: number;
+  raw: number;
+  firstDoc: number;
+  docs: number;
+}
+
+/** Fetches documents from one `.sto` file. Owns a file descriptor until `close()`. */
+export class StoredReader {
+  private fd: number;
+  private readonly blocks: Block[] = [];
+  private readonly cache = new Map<number, { raw: Uint8Array; starts: Int32Array }>();
+  static readonly CACHE_BLOCKS = 8;
+  readonly bytes: number;
+  readonly docCount: number;
+
+  constructor(readonly path: string) {
+    this.fd = openSync(path, 'r');
+    try {
+      const size = fstatSync(this.fd).size;
+      this.bytes = size;
+      if (size < FOOTER_BYTES + 4) throw new InternalError(`Stored-fields file ${path} is truncated.`);
+      const tail = Buffer.alloc(FOOTER_BYTES + 4);
+      readSync(this.fd, tail, 0, tail.length, size - tail.length);
+      readFooter(tail, MAGIC.stored, path);
+      const indexBytes = tail.readUInt32LE(0);
+      const indexStart = size - FOOTER_BYTES - 4 - indexBytes;
+      if (indexStart < 0) throw new InternalError(`Stored-fields file ${path} has a bad block index length.`);
+      const idx = Buffer.alloc(indexBytes);
+      readSync(this.fd, idx, 0, indexBytes, indexStart);
+      const r = new ByteReader(idx);
+      const n = r.varint();
+      let offset = 0;
+      let firstDoc = 0;
+      for (let k = 0; k < n; k++) {
+        const docs = r.varint();
+        const compressed = r.varint();
+        const raw = r.varint();
+        this.blocks.push({ offset, compressed, raw, firstDoc, docs });
+        offset += compressed;
+        firstDoc += docs;
+      }
+      if (offset !== indexStart) throw new InternalError(`Stored-fields file ${path}: blocks do not end where the index starts.`);
+      this.docCount = firstDoc;
+    } catch (err) {
+      closeSync(this.fd);
+      throw err;
+    }
+  }
+
+  private block(k: number): { raw: Uint8Array; starts: Int32Array } {
+    const hit = this.cache.get(k);
+    if (hit !== undefined) {
+      this.cache.delete(k);
+      this.cache.set(k, hit);
+      return hit;
+    }
+    const b = this.blocks[k]!;
+    const compressed = Buffer.allocUnsafe(b.compressed);
+    let got = 0;
+    while (got < b.compressed) {
+      const n = readSync(this.fd, compressed, got, b.compressed - got, b.offset + got);
+      if (n === 0) throw new InternalError(`Stored-fields file ${this.path} ends inside block ${k}.`);
+      got += n;
+    }
+    const raw = brotliDecompressSync(compressed);
+    if (raw.length !== b.raw) throw new InternalError(`Stored-fields file ${this.path}: block ${k} decompresses to ${raw.length} bytes, expected ${b.raw}.`);
+    const starts = new Int32Array(b.docs);
+    const r = new ByteReader(raw);
+    for (let i = 0; i < b.docs; i++) {
+      starts[i] = r.pos;
+      for (let f = 0; f < 2; f++) {
+        const n = r.varint();
+        r.pos += n;
+      }
+      for (let f = 0; f < 2; f++) {
+        const n = r.varint();
+        if (n > 0) r.pos += n - 1;
+      }
+    }
+    if (r.pos !== raw.length) throw new InternalError(`Stored-fields file ${this.path}: block ${k} has trailing bytes.`);
+    const entry = { raw, starts };
+    this.cache.set(k, entry);
+    if (this.cache.size > StoredReader.CACHE_BLOCKS) this.cache.delete(this.cache.keys().next().value!);
+    return entry;
+  }
+
+  get(doc: number): StoredFields {
+    const blocks = this.blocks;
+    let lo = 0;
+    let hi = blocks.length - 1;
+    if (doc < 0 || doc >= this.docCount) throw new InternalError(`Stored document ${doc} is out of range in ${this.path}.`);
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >>> 1;
+      if (blocks[mid]!.firstDoc <= doc) lo = mid;
+      else hi = mid - 1;
+    }
+    const { raw, starts } = this.block(lo);
+    const r = new ByteReader(raw, starts[doc - blocks[lo]!.firstDoc]!);
+    const title = utf8Decoder.decode(r.bytes(r.varint()));
+    const text = utf8Decoder.decode(r.bytes(r.varint()));
+    const out: StoredFields = { title, text };
+    const u = r.varint();
+    if (u > 0) out.url = utf8Decoder.decode(r.bytes(u - 1));
+    const h = r.varint();
+    if (h > 0) out.host = utf8Decoder.decode(r.bytes(h - 1));
+    return out;
+  }
+
+  close(): void {
+    if (this.fd >= 0) {
+      closeSync(this.fd);
+      this.fd = -1;
+    }
+    this.cache.clear();
+  }
+}
