@@ -1,0 +1,212 @@
+/**
+ * Executes a logical query over a snapshot: binds it (the Weight: one BM25 weight per distinct scoring
+ * term, from global statistics) and walks each segment with the cheapest plan that gives the same answer:
+ *
+ * - **disjunction** (no required term/phrase, only optional terms — free-text queries): the top k by
+ *   block-max MaxScore (`maxscore.ts`), and the exact `total` by a separate counting pass over bitsets
+ *   (`count.ts`), so pruning never has to visit a document only to count it;
+ * - **leader** (everything else: required clauses, phrases, selective `site:` filters): a conjunction of
+ *   the required iterators (the optional union standing in as one required iterator when nothing else is
+ *   required) leads; each candidate is checked against exclusions and scored in full. Required clauses are
+ *   selective, so the candidates are few and counting comes with the walk.
+ *
+ * One collector spans all segments, so the threshold found in one segment prunes the next.
+ */
+import { NO_MORE_DOCS, SITE_TERM_PREFIX, type PostingsCursor, type SegmentReader } from '../index/types.js';
+import { TopK, type CollectedHit } from './collector.js';
+import { countDisjunction } from './count.js';
+import {
+  PhraseIterator, TermIterator, UnionIterator, conjunction, matchesAt, type DocIterator,
+} from './iterators.js';
+import type { LogicalQuery, ScoringNode } from './logical.js';
+import { topKDisjunction, type TermScorer } from './maxscore.js';
+import type { Snapshot } from './snapshot.js';
+
+/** A `site:` filter leads the walk instead of filtering MaxScore's candidates when it is this much cheaper. */
+export const SITE_LEAD_RATIO = 8;
+
+export interface Execution {
+  /** Exact number of matching live documents. */
+  total: number;
+  /** The best min(k, total) hits, best first. */
+  top: CollectedHit[];
+}
+
+/** Distinct scoring terms of the query, numbered, with their weights. */
+interface Weight {
+  ids: Map<string, number>;
+  weights: Float64Array;
+}
+
+/** A clause opened on one segment: its exact iterator and, per distinct term, a cursor to read tf from. */
+interface OpenClause {
+  it: DocIterator;
+  terms: { id: number; cursor: PostingsCursor }[];
+}
+
+export function execute(snap: Snapshot, q: LogicalQuery, k: number): Execution {
+  const scoring = [...q.must, ...q.should];
+  const hasSite = q.siteMust.length + q.siteShould.length > 0;
+  if (scoring.length === 0 && !hasSite) return { total: 0, top: [] };
+  if (snap.docCount === 0) return { total: 0, top: [] };
+
+  const ids = new Map<string, number>();
+  const w: number[] = [];
+  for (const n of scoring) {
+    for (const t of nodeTerms(n)) {
+      if (ids.has(t)) continue;
+      ids.set(t, w.length);
+      w.push(snap.bm25.weight(snap.df(t)));
+    }
+  }
+  const weight: Weight = { ids, weights: Float64Array.from(w) };
+  const collector = k > 0 ? new TopK(k) : undefined;
+  const stamps = new Int32Array(w.length).fill(-1);
+  let total = 0;
+  for (const seg of snap.segments) {
+    if (seg.liveDocs === 0) continue;
+    total += executeSegment(snap, seg, q, weight, collector, stamps);
+  }
+  return { total, top: collector ? collector.sorted() : [] };
+}
+
+const nodeTerms = (n: ScoringNode): string[] => (n.kind === 'term' ? [n.term] : n.terms);
+
+function openNode(seg: SegmentReader, n: ScoringNode, weight: Weight): OpenClause | undefined {
+  if (n.kind === 'term') {
+    const cursor = seg.postings(n.term);
+    if (!cursor) return undefined;
+    return { it: new TermIterator(cursor), terms: [{ id: weight.ids.get(n.term) ?? -1, cursor }] };
+  }
+  const cursors: PostingsCursor[] = [];
+  for (const t of n.terms) {
+    const c = seg.postings(t, { positions: n.terms.length > 1 });
+    if (!c) return undefined;
+    cursors.push(c);
+  }
+  const terms: { id: number; cursor: PostingsCursor }[] = [];
+  const seen = new Set<string>();
+  n.terms.forEach((t, i) => {
+    if (seen.has(t)) return;
+    seen.add(t);
+    terms.push({ id: weight.ids.get(t) ?? -1, cursor: cursors[i]! });
+  });
+  return { it: cursors.length === 1 ? new TermIterator(cursors[0]!) : new PhraseIterator(cursors), terms };
+}
+
+function openSite(seg: SegmentReader, host: string): DocIterator | undefined {
+  const c = seg.postings(SITE_TERM_PREFIX + host);
+  return c ? new TermIterator(c) : undefined;
+}
+
+/** Clause iterators of one segment; undefined when the segment cannot match. */
+interface Opened {
+  must: OpenClause[];
+  should: OpenClause[];
+  exclusions: DocIterator[];
+  /** Required site iterators, the optional-site union counted as one. */
+  siteFilters: DocIterator[];
+}
+
+function open(seg: SegmentReader, q: LogicalQuery, weight: Weight): Opened | undefined {
+  const must: OpenClause[] = [];
+  for (const n of q.must) {
+    const c = openNode(seg, n, weight);
+    if (!c) return undefined;
+    must.push(c);
+  }
+  const should: OpenClause[] = [];
+  for (const n of q.should) {
+    const c = openNode(seg, n, weight);
+    if (c) should.push(c);
+  }
+  if (q.must.length === 0 && q.should.length > 0 && should.length === 0) return undefined;
+  const siteFilters: DocIterator[] = [];
+  for (const h of q.siteMust) {
+    const it = openSite(seg, h);
+    if (!it) return undefined;
+    siteFilters.push(it);
+  }
+  if (q.siteShould.length > 0) {
+    const its = q.siteShould.map((h) => openSite(seg, h)).filter((it): it is DocIterator => it !== undefined);
+    if (its.length === 0) return undefined;
+    siteFilters.push(its.length === 1 ? its[0]! : new UnionIterator(its));
+  }
+  const exclusions: DocIterator[] = [];
+  for (const n of q.mustNot) {
+    const c = openNode(seg, n, weight);
+    if (c) exclusions.push(c.it);
+  }
+  for (const h of q.siteMustNot) {
+    const it = openSite(seg, h);
+    if (it) exclusions.push(it);
+  }
+  return { must, should, exclusions, siteFilters };
+}
+
+function executeSegment(
+  snap: Snapshot, seg: SegmentReader, q: LogicalQuery, weight: Weight, collector: TopK | undefined, stamps: Int32Array,
+): number {
+  const opened = open(seg, q, weight);
+  if (!opened) return 0;
+  const pureDisjunction = q.must.length === 0 && opened.should.length > 0 && q.should.every((n) => n.kind === 'term');
+  if (pureDisjunction) {
+    let shouldCost = 0;
+    for (const c of opened.should) shouldCost += c.it.cost;
+    const siteCost = opened.siteFilters.reduce((m, f) => Math.min(m, f.cost), Infinity);
+    if (siteCost * SITE_LEAD_RATIO >= shouldCost) {
+      // counting consumes its own iterators; the top-k pass gets fresh ones
+      const total = countDisjunction(seg, opened.should.map((c) => c.it), opened.siteFilters, opened.exclusions, snap.liveBits(seg));
+      if (collector && total > 0) {
+        const fresh = open(seg, q, weight)!;
+        const scorers: TermScorer[] = fresh.should.map((c) => ({ cursor: c.terms[0]!.cursor, weight: weight.weights[c.terms[0]!.id]! }));
+        const accept = (doc: number): boolean => {
+          if (!seg.isLive(doc)) return false;
+          for (const f of fresh.siteFilters) if (!matchesAt(f, doc)) return false;
+          for (const e of fresh.exclusions) if (matchesAt(e, doc)) return false;
+          return true;
+        };
+        topKDisjunction(seg, scorers, accept, collector, snap.bm25);
+      }
+      return total;
+    }
+  }
+  return leaderWalk(snap, seg, q, opened, weight, collector, stamps);
+}
+
+let stampCounter = 0;
+
+function leaderWalk(
+  snap: Snapshot, seg: SegmentReader, q: LogicalQuery, o: Opened, weight: Weight, collector: TopK | undefined, stamps: Int32Array,
+): number {
+  const required: DocIterator[] = [...o.must.map((c) => c.it), ...o.siteFilters];
+  const needShould = q.must.length === 0 && q.should.length > 0;
+  if (needShould) required.push(o.should.length === 1 ? o.should[0]!.it : new UnionIterator(o.should.map((c) => c.it)));
+  const leader = conjunction(required);
+  if (!leader) return 0;
+  const bm25 = snap.bm25;
+  const weights = weight.weights;
+  let count = 0;
+  for (let doc = leader.nextDoc(); doc !== NO_MORE_DOCS; doc = leader.nextDoc()) {
+    if (!seg.isLive(doc)) continue;
+    let excluded = false;
+    for (const e of o.exclusions) if (matchesAt(e, doc)) { excluded = true; break; }
+    if (excluded) continue;
+    count++;
+    if (!collector) continue;
+    const stamp = (stampCounter = (stampCounter + 1) | 0);
+    const dl = seg.length(doc);
+    let score = 0;
+    const add = (c: OpenClause) => {
+      for (const t of c.terms) {
+        if (t.id < 0 || stamps[t.id] === stamp) continue;
+        stamps[t.id] = stamp;
+        score += bm25.score(weights[t.id]!, t.cursor.freq(), dl);
+      }
+    };
+    for (const c of o.must) add(c);
+    for (const c of o.should) if (matchesAt(c.it, doc)) add(c);
+    collector.offer(score, seg, doc);
+  }
+  return count;
+}

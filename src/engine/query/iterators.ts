@@ -1,0 +1,163 @@
+/**
+ * Document iterators over one segment: the matching half of a scorer. Every iterator here is *exact*: it
+ * stops only on documents its clause matches (a phrase iterator checks positions before stopping), so a
+ * clause matches document d exactly when, advanced to d, it sits on d. Deleted documents are included;
+ * the executor checks liveness once per candidate.
+ *
+ * Contract (the same as PostingsCursor's): `doc()` is -1 before the first move; `advance(target)` needs
+ * target > doc() and lands on the first match ≥ target; NO_MORE_DOCS once exhausted, and moving after
+ * that is legal and stays there.
+ */
+import { NO_MORE_DOCS, type PostingsCursor } from '../index/types.js';
+
+export interface DocIterator {
+  doc(): number;
+  nextDoc(): number;
+  advance(target: number): number;
+  /** An estimate of how many documents it visits (for ordering conjunctions and choosing plans). */
+  readonly cost: number;
+}
+
+/** Positions a clause iterator on `doc` if it can be; true when it matches `doc`. For increasing docs only. */
+export function matchesAt(it: DocIterator, doc: number): boolean {
+  let d = it.doc();
+  if (d < doc) d = it.advance(doc);
+  return d === doc;
+}
+
+/** Matches nothing. */
+export const EMPTY: DocIterator = {
+  doc: () => NO_MORE_DOCS,
+  nextDoc: () => NO_MORE_DOCS,
+  advance: () => NO_MORE_DOCS,
+  cost: 0,
+};
+
+/** A term's postings. */
+export class TermIterator implements DocIterator {
+  readonly cost: number;
+  constructor(readonly cursor: PostingsCursor) { this.cost = cursor.docFreq; }
+  doc(): number { return this.cursor.doc(); }
+  nextDoc(): number { return this.cursor.nextDoc(); }
+  advance(target: number): number { return this.cursor.advance(target); }
+}
+
+/**
+ * Documents where the phrase's terms occur at consecutive positions. `cursors[i]` is the term at offset i
+ * (a term repeated in the phrase has one cursor per occurrence), each opened with positions.
+ */
+export class PhraseIterator implements DocIterator {
+  readonly cost: number;
+  private current = -1;
+  /** Cursors sorted by docFreq ascending, for the conjunction; `cursors` keeps phrase order. */
+  private readonly byCost: PostingsCursor[];
+  constructor(readonly cursors: PostingsCursor[]) {
+    this.byCost = [...cursors].sort((a, b) => a.docFreq - b.docFreq);
+    this.cost = this.byCost[0]!.docFreq;
+  }
+  doc(): number { return this.current; }
+  nextDoc(): number { return this.advance(this.current + 1); }
+  advance(target: number): number {
+    if (this.current === NO_MORE_DOCS) return NO_MORE_DOCS;
+    const lead = this.byCost[0]!;
+    let d = lead.doc() >= target ? lead.doc() : lead.advance(target);
+    for (;;) {
+      if (d === NO_MORE_DOCS) return (this.current = NO_MORE_DOCS);
+      let agreed = true;
+      for (let i = 1; i < this.byCost.length; i++) {
+        const c = this.byCost[i]!;
+        let cd = c.doc();
+        if (cd < d) cd = c.advance(d);
+        if (cd > d) { d = lead.advance(cd); agreed = false; break; }
+      }
+      if (agreed) {
+        if (this.positionsMatch()) return (this.current = d);
+        d = lead.nextDoc();
+      }
+    }
+  }
+  /** Is there p with p + i in positions(cursors[i]) for every i? */
+  private positionsMatch(): boolean {
+    const n = this.cursors.length;
+    if (n === 1) return true;
+    const lists: Int32Array[] = this.cursors.map((c) => c.positions());
+    const idx = new Int32Array(n);
+    const first = lists[0]!;
+    outer: for (let k = 0; k < first.length; k++) {
+      const p = first[k]!;
+      for (let i = 1; i < n; i++) {
+        const list = lists[i]!;
+        const want = p + i;
+        let j = idx[i]!;
+        while (j < list.length && list[j]! < want) j++;
+        idx[i] = j;
+        if (j >= list.length) return false;
+        if (list[j] !== want) continue outer;
+      }
+      return true;
+    }
+    return false;
+  }
+}
+
+/** Documents every sub-iterator matches (leap-frog from the cheapest). */
+export class ConjunctionIterator implements DocIterator {
+  readonly cost: number;
+  private readonly subs: DocIterator[];
+  private current = -1;
+  constructor(subs: DocIterator[]) {
+    this.subs = [...subs].sort((a, b) => a.cost - b.cost);
+    this.cost = this.subs[0]!.cost;
+  }
+  doc(): number { return this.current; }
+  nextDoc(): number { return this.advance(this.current + 1); }
+  advance(target: number): number {
+    if (this.current === NO_MORE_DOCS) return NO_MORE_DOCS;
+    const lead = this.subs[0]!;
+    let d = lead.doc() >= target ? lead.doc() : lead.advance(target);
+    for (;;) {
+      if (d === NO_MORE_DOCS) return (this.current = NO_MORE_DOCS);
+      let agreed = true;
+      for (let i = 1; i < this.subs.length; i++) {
+        const s = this.subs[i]!;
+        let sd = s.doc();
+        if (sd < d) sd = s.advance(d);
+        if (sd > d) { d = lead.advance(sd); agreed = false; break; }
+      }
+      if (agreed) return (this.current = d);
+    }
+  }
+}
+
+/**
+ * Documents any sub-iterator matches. Invariant after every move: each sub sits on a doc ≥ doc(), and the
+ * subs on exactly doc() are the ones that match it (`subs[i].doc() === doc()`).
+ */
+export class UnionIterator implements DocIterator {
+  readonly cost: number;
+  private current = -1;
+  constructor(readonly subs: DocIterator[]) {
+    let c = 0;
+    for (const s of subs) c += s.cost;
+    this.cost = c;
+  }
+  doc(): number { return this.current; }
+  nextDoc(): number { return this.advance(this.current + 1); }
+  advance(target: number): number {
+    if (this.current === NO_MORE_DOCS) return NO_MORE_DOCS;
+    let min = NO_MORE_DOCS;
+    for (const s of this.subs) {
+      let d = s.doc();
+      if (d < target) d = s.advance(target);
+      if (d < min) min = d;
+    }
+    return (this.current = min);
+  }
+}
+
+/** Builds the cheapest exact iterator for an AND of `subs` (one sub is itself; none is EMPTY's opposite: undefined). */
+export function conjunction(subs: DocIterator[]): DocIterator | undefined {
+  if (subs.length === 0) return undefined;
+  if (subs.length === 1) return subs[0];
+  return new ConjunctionIterator(subs);
+}

@@ -1,0 +1,129 @@
+/**
+ * The query parser (CONTRACT §2, docs/query-language.md): `q` → a list of clauses, each with its occur
+ * (`should` / `must` / `mustNot`), its analyzed terms and its source span, so that did-you-mean can
+ * rewrite exactly one word and leave every other character of `q` as written.
+ *
+ * Lexing, left to right:
+ * - white space (Unicode `\s`) separates tokens; a `"` also ends a bare word;
+ * - a token may start with one `+` or `-` (the occur); what follows is a `"phrase"` (to the next `"`, or to
+ *   the end of `q` when unmatched), `site:host` (the prefix in any case), or a bare term;
+ * - a lone `+`, `-` or `site:` (nothing after it) is ignored.
+ *
+ * A *clause* (what the 64-clause limit counts) is one term, phrase or `site:` token as written, before
+ * analysis: ignored lone operators are not clauses, a word that analyzes to nothing is. A bare word that
+ * analyzes to several tokens (`e-mail`, `U.S.A`) stays one clause whose tokens are separate terms with the
+ * word's occur (not a phrase: only quotes make phrases). Words and phrases that analyze to nothing are
+ * dropped after counting.
+ */
+import { BadQueryError } from '../../errors.js';
+import { analyze } from '../analysis/analyzer.js';
+
+/** Longest `q` accepted, in UTF-8 bytes (CONTRACT §1 `bad_query`). */
+export const MAX_QUERY_BYTES = 1024;
+/** Most clauses accepted (CONTRACT §1 `bad_query`); see the module comment for what a clause is. */
+export const MAX_QUERY_CLAUSES = 64;
+
+export type Occur = 'should' | 'must' | 'mustNot';
+
+interface ClauseBase {
+  occur: Occur;
+  /** [start, end) UTF-16 offsets in `q` of the clause after its `+`/`-` (a phrase's span includes its quotes). */
+  start: number;
+  end: number;
+}
+export interface TermClause extends ClauseBase {
+  kind: 'term';
+  /** The word as written. */
+  raw: string;
+  /** Stemmed terms, in order (usually one). */
+  terms: string[];
+  /** Folded, unstemmed forms, parallel to `terms`. */
+  surfaces: string[];
+}
+export interface PhraseClause extends ClauseBase {
+  kind: 'phrase';
+  /** Stemmed terms at consecutive positions (at least one). */
+  terms: string[];
+}
+export interface SiteClause extends ClauseBase {
+  kind: 'site';
+  /** Normalized host: lower case, no scheme, path, port or edge dots. */
+  host: string;
+}
+export type Clause = TermClause | PhraseClause | SiteClause;
+
+export interface ParsedQuery {
+  source: string;
+  /** Clauses that survived analysis, in source order. */
+  clauses: Clause[];
+  /** True when `q` holds a phrase with at least one term (then `phraseExact` is reported). */
+  hasPhrase: boolean;
+}
+
+const SPACE = /\s/u;
+
+/** The host of a `site:` operand: `HTTPS://Docs.Example.com:8080/x` → `docs.example.com`. */
+export function normalizeSiteHost(operand: string): string {
+  let h = operand.normalize('NFKC').toLowerCase();
+  h = h.replace(/^[a-z][a-z0-9+.-]*:\/\//, '');
+  const cut = h.search(/[/?#]/);
+  if (cut >= 0) h = h.slice(0, cut);
+  h = h.replace(/:\d*$/, '');
+  return h.replace(/^\.+|\.+$/g, '');
+}
+
+/**
+ * Parses and validates `q`. Throws BadQueryError when `q` is not a string, is empty after trimming, is over
+ * MAX_QUERY_BYTES, or has over MAX_QUERY_CLAUSES clauses.
+ */
+export function parseQuery(q: unknown): ParsedQuery {
+  if (typeof q !== 'string') throw new BadQueryError('The query must be a string.');
+  if (q.trim() === '') throw new BadQueryError('The query is empty.');
+  const bytes = Buffer.byteLength(q, 'utf8');
+  if (bytes > MAX_QUERY_BYTES) throw new BadQueryError(`The query is ${bytes} bytes long; the limit is ${MAX_QUERY_BYTES}.`);
+
+  const clauses: Clause[] = [];
+  let written = 0;
+  let hasPhrase = false;
+  const n = q.length;
+  let i = 0;
+  while (i < n) {
+    if (SPACE.test(q[i]!)) { i++; continue; }
+    let occur: Occur = 'should';
+    if (q[i] === '+' || q[i] === '-') {
+      occur = q[i] === '+' ? 'must' : 'mustNot';
+      i++;
+    }
+    if (i < n && q[i] === '"') {
+      const close = q.indexOf('"', i + 1);
+      const end = close < 0 ? n : close + 1;
+      const body = q.slice(i + 1, close < 0 ? n : close);
+      written++;
+      const terms = analyze(body).map((t) => t.term);
+      if (terms.length > 0) {
+        clauses.push({ kind: 'phrase', occur, start: i, end, terms });
+        hasPhrase = true;
+      }
+      i = end;
+      continue;
+    }
+    const start = i;
+    while (i < n && q[i] !== '"' && !SPACE.test(q[i]!)) i++;
+    const word = q.slice(start, i);
+    if (word === '') continue; // a lone operator
+    if (word.length >= 5 && word.slice(0, 5).toLowerCase() === 'site:') {
+      if (word.length === 5) continue; // a lone `site:`
+      written++;
+      const host = normalizeSiteHost(word.slice(5));
+      if (host !== '') clauses.push({ kind: 'site', occur, start, end: i, host });
+      continue;
+    }
+    written++;
+    const tokens = analyze(word);
+    if (tokens.length > 0) {
+      clauses.push({ kind: 'term', occur, start, end: i, raw: word, terms: tokens.map((t) => t.term), surfaces: tokens.map((t) => t.surface) });
+    }
+  }
+  if (written > MAX_QUERY_CLAUSES) throw new BadQueryError(`The query has ${written} clauses; the limit is ${MAX_QUERY_CLAUSES}.`);
+  return { source: q, clauses, hasPhrase };
+}

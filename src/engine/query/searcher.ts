@@ -1,0 +1,193 @@
+/**
+ * The Searcher (the engine's read face): an immutable snapshot of one commit's segments that answers
+ * search, document fetch, suggest and stats. `Index.searcher()` (storage) builds one per commit through
+ * `createSearcher`; building one is cheap (statistics are summed, nothing is decoded), and everything a
+ * query needs lazily — df counts under deletes, live bitsets, the surface dictionary — is cached on it.
+ *
+ * search(q): parse (parser.ts) → logical query (logical.ts) → execute (executor.ts) → phrase relaxation
+ * → did-you-mean → the page's hits with stored fields and snippets. All of it synchronous.
+ */
+import { BadPageError, BadQueryError, BadRequestError } from '../../errors.js';
+import { analyzeSurfaces } from '../analysis/analyzer.js';
+import type { SegmentReader, StoredDocument } from '../index/types.js';
+import type { ScoringMode } from '../rank/bm25.js';
+import { makeSnippet } from '../snippet/index.js';
+import { SurfaceDictionary } from '../spell/index.js';
+import { execute, type Execution } from './executor.js';
+import { phrasesOnly, relaxPhrases, requiredPhrases, scoringTerms, toLogical, type LogicalQuery } from './logical.js';
+import { parseQuery, type ParsedQuery, type TermClause } from './parser.js';
+import { Snapshot } from './snapshot.js';
+
+/** Deep-paging bound (CONTRACT §1 `bad_page`): page·pageSize must stay below it. */
+export const MAX_RESULT_WINDOW = 10_000;
+/** Results per page when the caller does not say (CONTRACT §2: 20). */
+export const DEFAULT_PAGE_SIZE = 20;
+/** Longest snippet, in UTF-16 code units (CONTRACT §2: 240 characters). */
+export const SNIPPET_MAX_CHARS = 240;
+/** Suggestions returned when the caller does not say (CONTRACT §2: 10). */
+export const DEFAULT_SUGGEST_LIMIT = 10;
+
+export interface SearchOptions {
+  /** 0-based page; an integer ≥ 0 with page·pageSize < 10,000 (else BadPageError). Default 0. */
+  page?: number;
+  /** Hits per page, an integer in 1..10,000 (else BadRequestError). Default 20. */
+  pageSize?: number;
+  /** Compute a snippet per hit. Default true. */
+  snippets?: boolean;
+}
+
+export interface SearchHit {
+  cid: bigint;
+  /** Integer BM25 (a float only under the internal `scoring: 'float'` mode). */
+  score: number;
+  title: string;
+  url?: string;
+  host?: string;
+  snippet?: string;
+}
+
+export interface SearchResult {
+  /** Exact number of matching documents. */
+  total: number;
+  hits: SearchHit[];
+  /** Present exactly when q holds a phrase: false when required phrases matched nothing and were relaxed. */
+  phraseExact?: boolean;
+  /** The corrected query, only when one exists and matches more documents (CONTRACT §2). */
+  didYouMean?: string;
+}
+
+export interface Searcher {
+  readonly generation: number;
+  readonly docCount: number;
+  search(q: string, options?: SearchOptions): SearchResult;
+  get(cid: bigint): StoredDocument | undefined;
+  suggest(prefix: string, limit?: number): string[];
+  stats(): { docs: number; segments: number; generation: number; bytes: number };
+}
+
+export interface SearcherOptions {
+  /**
+   * INTERNAL, for evaluation only (bench/eval): `'float'` ranks by the same BM25 without rounding each
+   * contribution, to measure what integer scores cost in nDCG. Default `'int'` (the contract).
+   */
+  scoring?: ScoringMode;
+  /** Bytes the snapshot's files take on disk, reported by stats(). Default 0. */
+  bytes?: number;
+}
+
+/** Builds the searcher of one commit over its segments (oldest first; order does not change answers). */
+export function createSearcher(segments: SegmentReader[], generation: number, options: SearcherOptions = {}): Searcher {
+  return new SnapshotSearcher(segments, generation, options);
+}
+
+class SnapshotSearcher implements Searcher {
+  readonly docCount: number;
+  private readonly snap: Snapshot;
+  private dictionary: SurfaceDictionary | undefined;
+
+  constructor(private readonly segments: SegmentReader[], readonly generation: number, private readonly options: SearcherOptions) {
+    this.snap = new Snapshot(segments, options.scoring ?? 'int');
+    this.docCount = this.snap.docCount;
+  }
+
+  search(q: string, options: SearchOptions = {}): SearchResult {
+    const parsed = parseQuery(q);
+    const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
+    if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_RESULT_WINDOW) {
+      throw new BadRequestError(`pageSize must be an integer from 1 to ${MAX_RESULT_WINDOW}, not ${String(pageSize)}.`, 'pageSize');
+    }
+    const page = options.page ?? 0;
+    if (typeof page !== 'number' || !Number.isInteger(page) || page < 0) {
+      throw new BadPageError(`page must be an integer ≥ 0, not ${String(page)}.`);
+    }
+    if (page * pageSize >= MAX_RESULT_WINDOW) {
+      throw new BadPageError(`page ${page} is past the deepest page (results beyond ${MAX_RESULT_WINDOW} are not served).`);
+    }
+
+    const { logical, run, phraseExact } = this.evaluate(parsed, (page + 1) * pageSize);
+    const result: SearchResult = { total: run.total, hits: [] };
+    if (phraseExact !== undefined) result.phraseExact = phraseExact;
+    const dym = this.didYouMean(parsed, run.total);
+    if (dym !== undefined) result.didYouMean = dym;
+
+    const slice = run.top.slice(page * pageSize, (page + 1) * pageSize);
+    const terms = options.snippets === false ? undefined : scoringTerms(logical);
+    for (const h of slice) {
+      const doc = h.segment.stored(h.doc);
+      const hit: SearchHit = { cid: h.cid, score: h.score, title: doc.title };
+      if (doc.url !== undefined) hit.url = doc.url;
+      if (doc.host !== undefined) hit.host = doc.host;
+      if (terms) hit.snippet = makeSnippet(doc.text, terms, SNIPPET_MAX_CHARS);
+      result.hits.push(hit);
+    }
+    return result;
+  }
+
+  /** Runs a parsed query for its top k, relaxing required phrases that match nothing (CONTRACT §2). */
+  private evaluate(parsed: ParsedQuery, k: number): { logical: LogicalQuery; run: Execution; phraseExact?: boolean } {
+    const logical = toLogical(parsed);
+    const run = execute(this.snap, logical, k);
+    if (!parsed.hasPhrase) return { logical, run };
+    if (run.total > 0 || requiredPhrases(logical).length === 0) return { logical, run, phraseExact: true };
+    if (execute(this.snap, phrasesOnly(logical), 0).total > 0) return { logical, run, phraseExact: true };
+    const relaxed = relaxPhrases(logical);
+    return { logical: relaxed, run: execute(this.snap, relaxed, k), phraseExact: false };
+  }
+
+  /**
+   * CONTRACT §2 did_you_mean: each optional or required bare word (one analyzed token, not in a phrase or
+   * `site:`) that the dictionary corrects is replaced in `q`, everything else kept as written; the
+   * corrected query is offered only when it matches more documents than the original.
+   */
+  private didYouMean(parsed: ParsedQuery, total: number): string | undefined {
+    const words = parsed.clauses.filter((c): c is TermClause => c.kind === 'term' && c.occur !== 'mustNot' && c.surfaces.length === 1);
+    if (words.length === 0 || this.docCount === 0) return undefined;
+    const dict = this.surfaceDictionary();
+    let out = '';
+    let last = 0;
+    let changed = false;
+    for (const w of words) {
+      const fix = dict.correct(w.surfaces[0]!, this.docCount);
+      if (fix === undefined) continue;
+      out += parsed.source.slice(last, w.start) + fix;
+      last = w.end;
+      changed = true;
+    }
+    if (!changed) return undefined;
+    const corrected = out + parsed.source.slice(last);
+    let correctedTotal: number;
+    try {
+      correctedTotal = this.evaluate(parseQuery(corrected), 0).run.total;
+    } catch {
+      return undefined; // a correction that does not parse (longer than the byte limit) is no suggestion
+    }
+    return correctedTotal > total ? corrected : undefined;
+  }
+
+  private surfaceDictionary(): SurfaceDictionary {
+    this.dictionary ??= SurfaceDictionary.merge(this.segments.map((s) => s.surfaceForms()));
+    return this.dictionary;
+  }
+
+  get(cid: bigint): StoredDocument | undefined {
+    for (let i = this.segments.length - 1; i >= 0; i--) {
+      const seg = this.segments[i]!;
+      const doc = seg.docForCid(cid);
+      if (doc !== undefined) return seg.stored(doc);
+    }
+    return undefined;
+  }
+
+  suggest(prefix: string, limit = DEFAULT_SUGGEST_LIMIT): string[] {
+    if (typeof prefix !== 'string' || prefix.trim() === '') throw new BadQueryError('The prefix to complete is empty.');
+    if (!Number.isInteger(limit) || limit < 0) throw new BadRequestError(`limit must be an integer ≥ 0, not ${String(limit)}.`, 'limit');
+    const surfaces = analyzeSurfaces(prefix.length > 1024 ? prefix.slice(-1024) : prefix);
+    const last = surfaces[surfaces.length - 1];
+    if (last === undefined) return [];
+    return this.surfaceDictionary().complete(last, limit);
+  }
+
+  stats(): { docs: number; segments: number; generation: number; bytes: number } {
+    return { docs: this.docCount, segments: this.segments.length, generation: this.generation, bytes: this.options.bytes ?? 0 };
+  }
+}

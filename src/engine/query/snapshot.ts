@@ -1,0 +1,65 @@
+/**
+ * A searcher's view of one commit: its segments and the collection statistics BM25 needs, global across
+ * segments (CONTRACT §2: N, df and avgdl over the scope's corpus):
+ *   N = live documents, avgdl = Σ live lengths / N,
+ *   df(t) = live documents containing t — exact even with deletes: for a segment with deletes its live
+ *   postings are counted once and cached for the snapshot's life.
+ * Also caches each segment's live-document bitset (for exact counting) when it has deletes.
+ */
+import { NO_MORE_DOCS, type SegmentReader } from '../index/types.js';
+import { Bm25, type ScoringMode } from '../rank/bm25.js';
+
+/** Most per-term df values a snapshot caches (each is a few bytes; bounds a flood of distinct terms). */
+export const DF_CACHE_LIMIT = 100_000;
+
+export class Snapshot {
+  readonly docCount: number;
+  readonly lengthSum: number;
+  readonly bm25: Bm25;
+  private readonly dfCache = new Map<string, number>();
+  private readonly liveBitsCache = new Map<SegmentReader, Uint32Array>();
+
+  constructor(readonly segments: readonly SegmentReader[], mode: ScoringMode) {
+    let n = 0;
+    let sum = 0;
+    for (const s of segments) {
+      n += s.liveDocs;
+      sum += s.liveLengthSum;
+    }
+    this.docCount = n;
+    this.lengthSum = sum;
+    this.bm25 = new Bm25(n, sum, mode);
+  }
+
+  /** Live documents containing `term`. */
+  df(term: string): number {
+    let df = this.dfCache.get(term);
+    if (df !== undefined) return df;
+    df = 0;
+    for (const s of this.segments) {
+      if (s.liveDocs === s.maxDoc) {
+        df += s.docFreq(term);
+        continue;
+      }
+      if (s.liveDocs === 0) continue;
+      const c = s.postings(term);
+      if (!c) continue;
+      for (let d = c.nextDoc(); d !== NO_MORE_DOCS; d = c.nextDoc()) if (s.isLive(d)) df++;
+    }
+    if (this.dfCache.size >= DF_CACHE_LIMIT) this.dfCache.clear();
+    this.dfCache.set(term, df);
+    return df;
+  }
+
+  /** Bit d set when doc d is live; undefined when every doc of the segment is. */
+  liveBits(s: SegmentReader): Uint32Array | undefined {
+    if (s.liveDocs === s.maxDoc) return undefined;
+    let bits = this.liveBitsCache.get(s);
+    if (!bits) {
+      bits = new Uint32Array((s.maxDoc + 31) >>> 5);
+      for (let d = 0; d < s.maxDoc; d++) if (s.isLive(d)) bits[d >>> 5]! |= 1 << (d & 31);
+      this.liveBitsCache.set(s, bits);
+    }
+    return bits;
+  }
+}
