@@ -1,0 +1,161 @@
+/**
+ * `quarry serve`: runs the HTTPS service over a data directory until SIGTERM/SIGINT (graceful: drain,
+ * exit 0) and reloads the certificate on SIGHUP. Prints the address and the certificate's SHA-256
+ * fingerprint once listening; with `--json`, one JSON object per line on stdout instead
+ * (`{"event":"listening",…}`, then `{"event":"ready",…}` once the corpora are open), which is what tests
+ * and scripts parse. Options override environment variables, which override defaults.
+ */
+import { parseArgs } from 'node:util';
+import { dirname, resolve } from 'node:path';
+import { startService, readConfigFile, type IndexProgress, type RunningService } from '../service.js';
+import type { ServerLimits } from '../http/limits.js';
+
+const HELP = `usage: quarry serve [options]
+
+  --port N          TCP port (default 8443, or QUARRY_PORT); 0 picks a free port and prints it
+  --host ADDR       address to listen on (default 127.0.0.1, or QUARRY_HOST)
+  --data DIR        data directory (default ./data, or QUARRY_DATA)
+  --cert FILE       PEM certificate (with --key); default: a self-signed one in DIR/tls
+  --key FILE        PEM private key of --cert
+  --config FILE     JSON configuration file (or QUARRY_CONFIG)
+  --rate-limit N    requests per second per client (default 100, or QUARRY_RATE_LIMIT); 0 turns it off
+  --rate-burst N    burst size of the rate limit (default 200, or QUARRY_RATE_BURST)
+  --drain-timeout S seconds SIGTERM waits for in-flight requests (default 10)
+  --json            print machine-readable JSON lines instead of prose
+`;
+
+function intOption(name: string, raw: string | undefined): number | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  if (!/^[0-9]+$/.test(raw)) throw new Error(`${name} must be a whole number ≥ 0, got ${JSON.stringify(raw)}.`);
+  return Number(raw);
+}
+
+class ProgressBar {
+  #last = 0;
+  #drawn = false;
+  constructor(private readonly tty: boolean) {}
+  update(p: IndexProgress): void {
+    const now = Date.now();
+    if (now - this.#last < (this.tty ? 100 : 2000)) return;
+    this.#last = now;
+    const done = typeof p.done === 'number' ? p.done : undefined;
+    const total = typeof p.total === 'number' && p.total > 0 ? p.total : undefined;
+    const phase = typeof p.phase === 'string' ? p.phase : 'indexing';
+    let line: string;
+    if (done !== undefined && total !== undefined) {
+      const frac = Math.min(1, done / total);
+      const width = 30;
+      const fill = Math.round(frac * width);
+      line = `${phase} [${'#'.repeat(fill)}${' '.repeat(width - fill)}] ${Math.floor(frac * 100)}% ${done}/${total}`;
+    } else {
+      line = `${phase}${done !== undefined ? ` ${done}` : ''}`;
+    }
+    if (this.tty) {
+      process.stderr.write(`\r${line.padEnd(78)}`);
+      this.#drawn = true;
+    } else {
+      process.stderr.write(`${line}\n`);
+    }
+  }
+  finish(): void {
+    if (this.#drawn) process.stderr.write('\n');
+    this.#drawn = false;
+  }
+}
+
+export async function run(args: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      port: { type: 'string' }, host: { type: 'string' }, data: { type: 'string' },
+      cert: { type: 'string' }, key: { type: 'string' }, config: { type: 'string' },
+      'rate-limit': { type: 'string' }, 'rate-burst': { type: 'string' }, 'drain-timeout': { type: 'string' },
+      json: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false },
+    },
+    allowPositionals: false,
+  });
+  if (values.help) {
+    console.log(HELP);
+    return 0;
+  }
+  const env = process.env;
+  const json = values.json === true;
+  const out = (event: Record<string, unknown>, prose: string) => {
+    if (json) process.stdout.write(JSON.stringify(event) + '\n');
+    else console.log(prose);
+  };
+
+  const configFile = values.config ?? env.QUARRY_CONFIG;
+  const config = configFile ? readConfigFile(configFile) : {};
+  const serverConfig = (typeof config.server === 'object' && config.server !== null ? config.server : {}) as Record<string, unknown>;
+  const limits: ServerLimits = { ...(serverConfig.limits as ServerLimits | undefined) };
+  const rate = intOption('--rate-limit', values['rate-limit'] ?? env.QUARRY_RATE_LIMIT);
+  if (rate !== undefined) limits.ratePerSecond = rate;
+  const burst = intOption('--rate-burst', values['rate-burst'] ?? env.QUARRY_RATE_BURST);
+  if (burst !== undefined) limits.rateBurst = burst;
+  const drain = intOption('--drain-timeout', values['drain-timeout']);
+  if (drain !== undefined) limits.drainTimeoutMs = drain * 1000;
+
+  const port = intOption('--port', values.port ?? env.QUARRY_PORT) ?? (typeof serverConfig.port === 'number' ? serverConfig.port : 8443);
+  if (port > 65535) throw new Error(`--port must be at most 65535, got ${port}.`);
+  const host = values.host ?? env.QUARRY_HOST ?? (typeof serverConfig.host === 'string' ? serverConfig.host : '127.0.0.1');
+  const dataDir = resolve(values.data ?? env.QUARRY_DATA ?? 'data');
+  const certFile = values.cert ?? (typeof serverConfig.cert === 'string' ? serverConfig.cert : undefined);
+  const keyFile = values.key ?? (typeof serverConfig.key === 'string' ? serverConfig.key : undefined);
+
+  const bar = new ProgressBar(!json && process.stderr.isTTY === true);
+  const service: RunningService = await startService({
+    dataDir, port, host, config,
+    ...(configFile ? { configDir: dirname(resolve(configFile)) } : {}),
+    ...(certFile !== undefined ? { certFile: resolve(certFile) } : {}),
+    ...(keyFile !== undefined ? { keyFile: resolve(keyFile) } : {}),
+    limits,
+    onIndexProgress: (p) => {
+      if (json) process.stdout.write(JSON.stringify({ event: 'progress', ...p }) + '\n');
+      else bar.update(p);
+    },
+  });
+  const info = { url: service.url, host: service.host, port: service.port, fingerprint256: service.fingerprint256, certFile: service.tls.certFile, dataDir, pid: process.pid };
+  out({ event: 'listening', ...info }, `Quarry is listening on ${service.url} (data: ${dataDir}); opening the indexes…`);
+
+  let stopping = false;
+  const exited = new Promise<number>((resolveExit) => {
+    const stop = (signal: string) => {
+      if (stopping) {
+        process.stderr.write(`quarry: ${signal} again; exiting without waiting.\n`);
+        process.exit(1);
+      }
+      stopping = true;
+      process.stderr.write(`quarry: ${signal}: draining in-flight requests…\n`);
+      service.close().then(() => {
+        out({ event: 'stopped', signal }, 'quarry: stopped.');
+        resolveExit(0);
+      }, (err: unknown) => {
+        process.stderr.write(`quarry: error while stopping: ${(err as Error)?.stack ?? String(err)}\n`);
+        resolveExit(1);
+      });
+    };
+    process.on('SIGTERM', () => stop('SIGTERM'));
+    process.on('SIGINT', () => stop('SIGINT'));
+  });
+  process.on('SIGHUP', () => {
+    try {
+      const tls = service.reloadTls();
+      out({ event: 'tls-reloaded', fingerprint256: tls.fingerprint256 }, `quarry: certificate reloaded; SHA-256 fingerprint ${tls.fingerprint256}`);
+    } catch (err) {
+      process.stderr.write(`quarry: SIGHUP: keeping the old certificate: ${(err as Error).message}\n`);
+    }
+  });
+
+  service.ready.then(() => {
+    bar.finish();
+    out({ event: 'ready', ...info },
+      `Quarry is ready on ${service.url}\nCertificate SHA-256 fingerprint: ${service.fingerprint256}${service.tls.selfSigned ? ` (self-signed, ${service.tls.certFile})` : ''}`);
+  }, (err: unknown) => {
+    bar.finish();
+    out({ event: 'degraded', error: String((err as Error)?.message ?? err) }, `quarry: the indexes could not be opened (${(err as Error)?.message}); search answers 503.`);
+  });
+
+  const code = await exited;
+  return code;
+}

@@ -1,0 +1,204 @@
+/**
+ * The composition root: the one place that builds every part of Quarry and wires them into one running
+ * service over one data directory. Order of start: state database → event bus → TLS material → auth
+ * (policy + routes) → corpora (opened in the background: search answers 503 `unavailable` until they are)
+ * → event routes → control plane → OpenAPI document → HTTPS server. `close()` undoes it in reverse:
+ * announce `shutdown` on the bus, drain the server (in-flight requests finish, long-lived streams end),
+ * stop the control plane, close the corpora (an in-flight commit is finished or abandoned by the engine,
+ * never half-applied), close the database. `close()` is idempotent.
+ *
+ * Nothing here knows HTTP details or engine details; it only knows which factory needs what.
+ */
+import { join, resolve } from 'node:path';
+import { mkdirSync, readFileSync } from 'node:fs';
+import type { Policy } from './auth/principal.js';
+import { EventBus } from './events/bus.js';
+import { eventRoutes } from './events/routes.js';
+import { UnavailableError } from './errors.js';
+import { anonymousOnlyPolicy } from './http/anonymous-policy.js';
+import type { ServerLimits } from './http/limits.js';
+import { buildOpenApi, openApiRoutes } from './http/openapi.js';
+import type { RouteGroup } from './http/route.js';
+import { searchRoutes, type Scope, type ScopeSearcher, type SearchCorpora } from './http/search-routes.js';
+import { QuarryServer, consoleLogger, type Logger } from './http/server.js';
+import { ensureTls, loadTls, type TlsMaterial } from './http/tls.js';
+import { openDb, type Db } from './store/db.js';
+
+export interface ServiceOptions {
+  /** The data directory (state database, TLS material, indexes). Created when missing. */
+  dataDir: string;
+  /** TCP port; 0 picks a free one (read it from `RunningService.port`). Default 8443. */
+  port?: number;
+  /** Address to listen on. Default 127.0.0.1. */
+  host?: string;
+  /** Operator PEM certificate and key; both or neither (then a self-signed pair in `<data>/tls`). */
+  certFile?: string;
+  keyFile?: string;
+  /** The parsed configuration file (`--config`), handed to the parts that read one. */
+  config?: Record<string, unknown>;
+  /** Directory the configuration file lives in (relative paths in it resolve against it). */
+  configDir?: string;
+  limits?: ServerLimits;
+  log?: Logger;
+  /** Progress of the first indexing of the own corpus (for the progress bar of `quarry serve`). */
+  onIndexProgress?: (progress: IndexProgress) => void;
+}
+
+/** What the corpora report while indexing; every field but `phase` optional. */
+export interface IndexProgress {
+  phase?: string;
+  done?: number;
+  total?: number;
+  [k: string]: unknown;
+}
+
+export interface RunningService {
+  readonly url: string;
+  readonly host: string;
+  readonly port: number;
+  readonly fingerprint256: string;
+  readonly tls: TlsMaterial;
+  readonly bus: EventBus;
+  readonly db: Db;
+  readonly server: QuarryServer;
+  /** Settles when the corpora are open and the own corpus indexed (rejects if that failed). */
+  readonly ready: Promise<void>;
+  /** Re-reads the certificate and key (SIGHUP). Open connections keep the old ones. */
+  reloadTls(): TlsMaterial;
+  close(): Promise<void>;
+}
+
+/** The corpora as this root uses them (src/corpora `openCorpora`). */
+interface Corpora {
+  searcher(scope: Scope): ScopeSearcher;
+  ensureOwnIndexed?(onProgress?: (p: IndexProgress) => void): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+/** A part that may not exist yet in this build: its module, loaded when present. */
+async function optionalModule(path: string): Promise<Record<string, unknown> | undefined> {
+  try {
+    return await import(path) as Record<string, unknown>;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ERR_MODULE_NOT_FOUND' && String((err as Error).message).includes(path.replace(/^\.\//, '').replace(/\.js$/, ''))) return undefined;
+    throw err;
+  }
+}
+
+export async function startService(options: ServiceOptions): Promise<RunningService> {
+  const log = options.log ?? consoleLogger;
+  const dataDir = resolve(options.dataDir);
+  mkdirSync(dataDir, { recursive: true });
+  const config = options.config ?? {};
+  const closers: (() => Promise<void> | void)[] = [];
+
+  const db = openDb(join(dataDir, 'state.sqlite'));
+  closers.push(() => { db.close(); });
+  const bus = new EventBus();
+
+  let tls = await ensureTls({ dataDir, certFile: options.certFile, keyFile: options.keyFile });
+
+  // Auth: the policy that resolves each request's principal, and the auth route group.
+  let policy: Policy = anonymousOnlyPolicy();
+  const groups: RouteGroup[] = [];
+  const authModule = await optionalModule('./auth/index.js');
+  if (authModule && typeof authModule.createAuth === 'function') {
+    const authConfig = (typeof config.auth === 'object' && config.auth !== null ? config.auth : {}) as Record<string, unknown>;
+    const auth = (authModule.createAuth as (o: unknown) => { policy: Policy; group: RouteGroup; close?: () => Promise<void> | void })({
+      ...authConfig, db, dataDir, bus,
+    });
+    policy = auth.policy;
+    groups.push(auth.group);
+    if (auth.close) closers.push(() => auth.close!());
+  } else {
+    log.info('quarry: auth is not part of this build; every caller is anonymous and capabilities are refused.');
+  }
+
+  // Corpora: opened in the background; until then search answers 503 with Retry-After.
+  let corpora: Corpora | undefined;
+  const search: SearchCorpora = {
+    searcher(scope) {
+      if (!corpora) throw new UnavailableError('The indexes are not open yet; retry shortly.', 2);
+      return corpora.searcher(scope);
+    },
+  };
+  groups.push(searchRoutes(search));
+
+  groups.push(eventRoutes({ bus }));
+
+  const controlModule = await optionalModule('./control/index.js');
+  if (controlModule && typeof controlModule.createControlPlane === 'function') {
+    const control = await (controlModule.createControlPlane as (o: unknown) => Promise<{ routes: RouteGroup | RouteGroup[]; close?: () => Promise<void> | void }>)({
+      db, dataDir, bus, config, log,
+    });
+    groups.push(...(Array.isArray(control.routes) ? control.routes : [control.routes]));
+    if (control.close) closers.push(control.close);
+  } else {
+    log.info('quarry: the control plane is not part of this build.');
+  }
+
+  let openapi: Record<string, unknown> = {};
+  groups.push(openApiRoutes(() => openapi));
+  openapi = buildOpenApi(groups);
+
+  const server = new QuarryServer({ groups, tls, policy, limits: options.limits ?? {}, log });
+  const host = options.host ?? '127.0.0.1';
+  const address = await server.listen(options.port ?? 8443, host);
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+  const url = `https://${urlHost}:${address.port}`;
+
+  let closed = false;
+  let closing: Promise<void> | undefined;
+  const corporaModule = await optionalModule('./corpora/index.js');
+  const ready = (async () => {
+    if (!corporaModule || typeof corporaModule.openCorpora !== 'function') {
+      log.info('quarry: the corpora are not part of this build; search answers 503.');
+      return;
+    }
+    const opened = await (corporaModule.openCorpora as (o: unknown) => Promise<Corpora>)({
+      dataDir, config, configDir: options.configDir, bus, db, log,
+    });
+    closers.push(() => opened.close());
+    if (closed) return;
+    await opened.ensureOwnIndexed?.(options.onIndexProgress);
+    corpora = opened;
+  })();
+  ready.catch((err) => log.error('quarry: opening the corpora failed; search answers 503', err));
+
+  async function close(): Promise<void> {
+    closing ??= (async () => {
+      closed = true;
+      bus.publish('shutdown', { reason: 'server stopping' });
+      await server.drain();
+      await ready.catch(() => undefined);
+      for (const c of closers.reverse()) {
+        try { await c(); } catch (err) { log.error('quarry: error while closing', err); }
+      }
+    })();
+    return closing;
+  }
+
+  return {
+    url, host, port: address.port, get fingerprint256() { return tls.fingerprint256; }, get tls() { return tls; },
+    bus, db, server, ready, close,
+    reloadTls() {
+      const next = loadTls({ certFile: tls.certFile, keyFile: tls.keyFile }, tls.selfSigned);
+      server.setTls(next);
+      tls = next;
+      return next;
+    },
+  };
+}
+
+/** Reads a JSON configuration file (`--config`). */
+export function readConfigFile(file: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new Error(`Cannot read the configuration file ${file}: ${(err as Error).message}`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error(`${file} must hold a JSON object.`);
+  return value as Record<string, unknown>;
+}
