@@ -110,7 +110,7 @@ export function referenceSearch(liveDocs: StoredDocument[], q: string): RefResul
   if (!parsed.hasPhrase) return { total: hits.length, hits };
   // required phrases: the `+` ones, and the only distinct optional term-or-phrase when nothing is `+`
   const scoring = items.filter((i) => i.kind !== 'site');
-  const required = scoring.filter((i) => i.kind === 'phrase' && i.occur === 'must');
+  const required: Item[] = scoring.filter((i) => i.kind === 'phrase' && i.occur === 'must');
   const hasMust = scoring.some((i) => i.occur === 'must');
   const optional = [...new Map(scoring.filter((i) => i.occur === 'should').map((i) => [key(i), i])).values()];
   if (!hasMust && optional.length === 1 && optional[0]!.kind === 'phrase') required.push(optional[0]!);

@@ -1,0 +1,13 @@
+/**
+ * The search engine's public surface: every face of Quarry (HTTP, MCP, RPC, CLI, corpora) uses only
+ * what this file exports. `Index` is one directory = one index (storage, ./index); `Searcher` is an
+ * immutable snapshot of one commit answering search, doc, suggest and stats (query side, ./query).
+ */
+export { Index, type IndexWriter } from './index/index.js';
+export type { CommitInfo, DocInput, IndexOptions, StoredDocument } from './index/types.js';
+export { parseCid, MAX_CID, type Cid } from './cid.js';
+export {
+  createSearcher, DEFAULT_PAGE_SIZE, MAX_RESULT_WINDOW, SNIPPET_MAX_CHARS,
+  type SearchHit, type SearchOptions, type SearchResult, type Searcher, type SearcherOptions,
+} from './query/searcher.js';
+export { MAX_QUERY_BYTES, MAX_QUERY_CLAUSES } from './query/parser.js';

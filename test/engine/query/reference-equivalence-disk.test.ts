@@ -1,0 +1,63 @@
+/**
+ * The reference-equivalence property again, through the real on-disk Index (STYLE §6: the query side is
+ * tested over every implementation of the segment seam): each batch of a random history is a commit,
+ * with updates and deletes, so the searcher sees several segments (and merges) with deleted documents.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { Index, type Searcher } from '../../../src/engine/index.js';
+import type { StoredDocument } from '../../../src/engine/index/types.js';
+import { cidOf, historyArb, queryArb, type History } from './arbitraries.js';
+import { referenceSearch } from './reference.js';
+
+async function buildOnDisk(dir: string, history: History): Promise<{ index: Index; live: StoredDocument[] }> {
+  const index = await Index.open(dir);
+  const writer = await index.openWriter();
+  const live = new Map<bigint, StoredDocument>();
+  for (const batch of history) {
+    for (const [slot, d] of batch.docs) {
+      const doc: StoredDocument = { cid: cidOf(slot), title: d.title, text: d.text };
+      if (d.host) doc.host = d.host;
+      writer.upsert(doc);
+      live.set(doc.cid, doc);
+    }
+    for (const slot of batch.deletes) {
+      writer.delete(cidOf(slot));
+      live.delete(cidOf(slot));
+    }
+    await writer.commit();
+  }
+  await writer.close();
+  return { index, live: [...live.values()] };
+}
+
+test('the engine over the on-disk index equals the reference evaluator', async () => {
+  const root = mkdtempSync(join(tmpdir(), 'quarry-query-disk-'));
+  let n = 0;
+  try {
+    await fc.assert(fc.asyncProperty(historyArb(12), fc.array(queryArb, { minLength: 1, maxLength: 6 }), fc.integer({ min: 1, max: 5 }), async (history, queries, pageSize) => {
+      const { index, live } = await buildOnDisk(join(root, String(n++)), history);
+      try {
+        const searcher = index.searcher() as Searcher;
+        assert.equal(searcher.docCount, live.length);
+        for (const q of queries) {
+          const want = referenceSearch(live, q);
+          const all = searcher.search(q, { pageSize: 1000, snippets: false });
+          assert.equal(all.total, want.total, `total of ${q}`);
+          assert.equal(all.phraseExact, want.phraseExact, `phraseExact of ${q}`);
+          assert.deepEqual(all.hits.map((h) => [h.cid, h.score]), want.hits.map((h) => [h.cid, h.score]), `hits of ${q}`);
+          const page1 = searcher.search(q, { page: 1, pageSize, snippets: false });
+          assert.deepEqual(page1.hits.map((h) => [h.cid, h.score]), want.hits.slice(pageSize, 2 * pageSize).map((h) => [h.cid, h.score]), `page 1 of ${q}`);
+        }
+      } finally {
+        await index.close();
+      }
+    }), { numRuns: 60 });
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
