@@ -7,6 +7,10 @@ type CommandModule = { run(args: string[]): Promise<number> };
 
 const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandModule> }> = {
   serve: { summary: 'run the HTTPS service', load: () => import('./serve.js') },
+  user: { summary: 'add, list or disable accounts (local, on the data directory)', load: async () => (await import('./auth.js')).user },
+  invite: { summary: 'create an invite code for a new account', load: async () => (await import('./auth.js')).invite },
+  cap: { summary: 'mint, list or revoke capabilities (local, on the data directory)', load: async () => (await import('./auth.js')).cap },
+  login: { summary: 'log in to a running server with OPAQUE and print the capability', load: async () => (await import('./auth.js')).login },
 };
 
 function usage(): string {
