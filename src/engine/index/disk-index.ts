@@ -20,6 +20,7 @@ import { findMerges } from './merge-policy.js';
 import { IDX_EXT, isDeleted, SegmentCore, SegmentView, STO_EXT, type DeletedBits } from './segment-reader.js';
 import { SegmentBuilder, type IndexedDocument } from './segment-writer.js';
 import { checkIndex, type CheckReport } from './check.js';
+import { createSearcher, type Searcher } from '../query/searcher.js';
 import type { CommitInfo, DocInput, IndexOptions, SegmentReader } from './types.js';
 
 export interface ResolvedIndexOptions {
@@ -107,26 +108,13 @@ function isIndexFile(name: string): boolean {
   return name.startsWith('seg_') || name.endsWith(TMP_SUFFIX);
 }
 
-type SearcherFactory = (segments: SegmentReader[], generation: number) => unknown;
-// Resolved at run time so the index builds and tests before the query side exists.
-const SEARCHER_MODULE = '../query/searcher.js';
-let searcherFactory: Promise<SearcherFactory | undefined> | undefined;
-function loadSearcherFactory(): Promise<SearcherFactory | undefined> {
-  searcherFactory ??= import(SEARCHER_MODULE as string).then(
-    (m: { createSearcher?: SearcherFactory }) => m.createSearcher,
-    () => undefined,
-  );
-  return searcherFactory;
-}
-
 export class Index {
   private state: State;
   private readonly cores = new Map<string, SegmentCore>();
   private readonly listeners = new Set<(info: CommitInfo) => void>();
   private writer: DiskIndexWriter | undefined;
   private closed = false;
-  private createSearcher: SearcherFactory | undefined;
-  private searcherCache: { generation: number; searcher: unknown } | undefined;
+  private searcherCache: { generation: number; searcher: Searcher } | undefined;
   readonly options: ResolvedIndexOptions;
 
   private constructor(readonly dir: string, options: ResolvedIndexOptions) {
@@ -139,7 +127,6 @@ export class Index {
     const resolved = resolveIndexOptions(options);
     mkdirSync(dir, { recursive: true });
     const index = new Index(dir, resolved);
-    index.createSearcher = await loadSearcherFactory();
     await index.refresh();
     return index;
   }
@@ -159,12 +146,11 @@ export class Index {
   }
 
   /** A Searcher over `snapshot()` (built by the query side; one per generation). */
-  searcher(): any {
+  searcher(): Searcher {
     this.assertOpen();
     const snap = this.state.snapshot;
     if (this.searcherCache?.generation === snap.generation) return this.searcherCache.searcher;
-    if (this.createSearcher === undefined) throw new InternalError('The query side (src/engine/query/searcher.ts) is not available.');
-    const searcher = this.createSearcher([...snap.segments], snap.generation);
+    const searcher = createSearcher([...snap.segments], snap.generation, { bytes: snap.bytes });
     this.searcherCache = { generation: snap.generation, searcher };
     return searcher;
   }
