@@ -1,0 +1,172 @@
+/**
+ * Artifacts: the tarball a build produces or an upload brings, identified by `sha256:<hex>` of its bytes.
+ *
+ * Packing is reproducible: entries are listed in byte order of their paths, every mtime is the epoch,
+ * `portable` drops uid/gid/uname/ctime/atime, modes are normalized to 0644/0755, and the tar is not
+ * compressed (gzip would add its own header bytes for nothing). So building the same inputs twice gives
+ * the same digest.
+ *
+ * An artifact from outside is hostile until proven otherwise: `inspectArtifact` reads every header
+ * before anything is written and rejects absolute paths, `..` segments, links leaving the release,
+ * device files and FIFOs, and sizes past the limits; `extractArtifact` then unpacks into a fresh
+ * directory with node-tar's own guards still on.
+ */
+import { createHash } from 'node:crypto';
+import { chmodSync, createReadStream, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
+import { join, posix } from 'node:path';
+import * as tar from 'tar';
+import { BadRequestError } from '../errors.js';
+
+export type Digest = `sha256:${string}`;
+export const DIGEST = /^sha256:[0-9a-f]{64}$/;
+
+export function isDigest(s: unknown): s is Digest { return typeof s === 'string' && DIGEST.test(s); }
+
+/** The version id of an artifact: content-addressed, so rebuilding the same inputs names the same version. */
+export function versionOf(digest: Digest): string { return digest.slice('sha256:'.length, 'sha256:'.length + 12); }
+
+export async function digestFile(file: string): Promise<Digest> {
+  const h = createHash('sha256');
+  for await (const chunk of createReadStream(file)) h.update(chunk as Buffer);
+  return `sha256:${h.digest('hex')}`;
+}
+
+/** Paths under `root`, relative with `/`, directories before their contents, in byte order. */
+function listTree(root: string, rel = ''): string[] {
+  const out: string[] = [];
+  const names = readdirSync(join(root, rel)).sort((a, b) => (Buffer.compare(Buffer.from(a), Buffer.from(b))));
+  for (const name of names) {
+    const p = rel === '' ? name : `${rel}/${name}`;
+    const st = lstatSync(join(root, p));
+    out.push(p);
+    if (st.isDirectory()) out.push(...listTree(root, p));
+  }
+  return out;
+}
+
+/** Packs the contents of `dir` into `file` reproducibly (see the module comment). */
+export async function packArtifact(dir: string, file: string): Promise<void> {
+  const entries = listTree(dir);
+  for (const p of entries) {
+    const st = lstatSync(join(dir, p));
+    if (st.isSymbolicLink()) continue;
+    if (st.isDirectory()) chmodSync(join(dir, p), 0o755);
+    else if (st.isFile()) chmodSync(join(dir, p), st.mode & 0o111 ? 0o755 : 0o644);
+    else throw new BadRequestError(`Build output ${p} is neither a file, a directory nor a symlink.`);
+  }
+  if (entries.length === 0) throw new BadRequestError('The build produced no output.');
+  await tar.create({ cwd: dir, file, portable: true, mtime: new Date(0), noDirRecurse: true, follow: false }, entries);
+}
+
+export interface ArtifactLimits {
+  /** Sum of the sizes of all files in the archive. */
+  maxUnpackedBytes: number;
+  /** Number of entries. */
+  maxEntries: number;
+}
+
+export const DEFAULT_ARTIFACT_LIMITS: ArtifactLimits = { maxUnpackedBytes: 2 * 1024 ** 3, maxEntries: 100_000 };
+
+/** Normalizes an entry path, or says why it is not acceptable. */
+function safeEntryPath(raw: string): string | Error {
+  if (raw.includes('\0')) return new Error('contains a NUL byte');
+  if (raw.startsWith('/') || /^[a-zA-Z]:/.test(raw) || raw.startsWith('\\')) return new Error('is absolute');
+  const parts = raw.replace(/\\/g, '/').split('/');
+  if (parts.includes('..')) return new Error('contains a ".." segment');
+  const norm = posix.normalize(raw.replace(/\\/g, '/')).replace(/\/+$/, '');
+  if (norm === '' || norm === '.') return new Error('names the release root');
+  return norm.replace(/^\.\//, '');
+}
+
+/**
+ * Reads every header of the tar `file` and throws `BadRequestError` (param `body`) at the first hostile
+ * entry. Nothing is written. Returns the number of entries and the unpacked size.
+ */
+export async function inspectArtifact(file: string, limits: ArtifactLimits = DEFAULT_ARTIFACT_LIMITS): Promise<{ entries: number; bytes: number }> {
+  let entries = 0;
+  let bytes = 0;
+  let problem: string | undefined;
+  const seenFiles = new Set<string>();
+  const fail = (msg: string): void => { problem ??= msg; };
+  try {
+    await tar.list({
+      file, strict: true,
+      onReadEntry: (entry) => {
+        entries++;
+        const p = safeEntryPath(entry.path);
+        if (p instanceof Error) { fail(`entry ${JSON.stringify(entry.path)} ${p.message}`); return; }
+        bytes += entry.size ?? 0;
+        switch (entry.type) {
+          case 'File': case 'OldFile': case 'ContiguousFile':
+            seenFiles.add(p); break;
+          case 'Directory': break;
+          case 'SymbolicLink': {
+            const to = entry.linkpath ?? '';
+            if (to === '' || to.startsWith('/')) { fail(`symlink ${p} points to an absolute path`); break; }
+            const resolved = posix.normalize(posix.join(posix.dirname(p), to));
+            if (resolved === '..' || resolved.startsWith('../')) fail(`symlink ${p} -> ${to} leaves the release`);
+            break;
+          }
+          case 'Link': {
+            const to = safeEntryPath(entry.linkpath ?? '');
+            if (to instanceof Error) fail(`hard link ${p} -> ${entry.linkpath} leaves the release`);
+            else if (!seenFiles.has(to)) fail(`hard link ${p} -> ${to} does not name an earlier file of the archive`);
+            break;
+          }
+          default:
+            fail(`entry ${p} has type ${entry.type}; only files, directories and links inside the release are allowed`);
+        }
+        if (entries > limits.maxEntries) fail(`more than ${limits.maxEntries} entries`);
+        if (bytes > limits.maxUnpackedBytes) fail(`unpacks to more than ${limits.maxUnpackedBytes} bytes`);
+      },
+    });
+  } catch (err) {
+    fail(`not a readable tar archive (${(err as Error).message})`);
+  }
+  if (problem === undefined && entries === 0) problem = 'the archive is empty';
+  if (problem !== undefined) throw new BadRequestError(`Rejected artifact: ${problem}.`, 'body');
+  return { entries, bytes };
+}
+
+/** Unpacks an inspected artifact into the new, empty directory `dest` and makes its files read-only. */
+export async function extractArtifact(file: string, dest: string): Promise<void> {
+  mkdirSync(dest, { recursive: true });
+  await tar.extract({ file, cwd: dest, strict: true, preservePaths: false, preserveOwner: false, noMtime: true });
+  makeReadOnly(dest);
+}
+
+function makeReadOnly(root: string): void {
+  for (const p of listTree(root)) {
+    const full = join(root, p);
+    const st = lstatSync(full);
+    if (st.isFile()) chmodSync(full, st.mode & 0o111 ? 0o555 : 0o444);
+  }
+}
+
+export type ManifestEntry =
+  | { type: 'file'; sha256: string; size: number }
+  | { type: 'dir' }
+  | { type: 'symlink'; to: string };
+
+/** What a release directory holds, path by path: recorded at materialization, compared to find drift. */
+export type FileManifest = Record<string, ManifestEntry>;
+
+export function manifestOf(root: string): FileManifest {
+  const out: FileManifest = {};
+  for (const p of listTree(root)) {
+    const full = join(root, p);
+    const st = lstatSync(full);
+    if (st.isDirectory()) out[p] = { type: 'dir' };
+    else if (st.isSymbolicLink()) out[p] = { type: 'symlink', to: readlinkSync(full) };
+    else out[p] = { type: 'file', size: st.size, sha256: createHash('sha256').update(readFileSync(full)).digest('hex') };
+  }
+  return out;
+}
+
+/** Paths whose content differs between two manifests (added, removed or changed), sorted. */
+export function manifestDiff(expected: FileManifest, actual: FileManifest): string[] {
+  const out = new Set<string>();
+  for (const [p, e] of Object.entries(expected)) if (JSON.stringify(actual[p]) !== JSON.stringify(e)) out.add(p);
+  for (const p of Object.keys(actual)) if (!(p in expected)) out.add(p);
+  return [...out].sort();
+}

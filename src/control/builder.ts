@@ -1,0 +1,80 @@
+/**
+ * Builds: a target's declared inputs are copied into a fresh scratch directory (nothing else of the
+ * repository is visible to the build), the recipe's command runs there with a minimal, fixed
+ * environment, and the output directory is packed into a reproducible artifact. Output lines go to the
+ * caller (the operation log and `build.log` events) and to a log file kept per build.
+ */
+import { spawn } from 'node:child_process';
+import { cpSync, createWriteStream, existsSync, mkdtempSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { BadRequestError } from '../errors.js';
+import { type Digest, digestFile, packArtifact } from './artifact.js';
+import { removeTree } from './durable-fs.js';
+import type { Recipe } from './recipe.js';
+
+export interface BuildResult { digest: Digest; tarFile: string; logFile: string }
+
+export class BuildFailedError extends Error {
+  readonly logFile: string;
+  constructor(message: string, logFile: string) { super(message); this.logFile = logFile; this.name = 'BuildFailedError'; }
+}
+
+export interface BuildOptions {
+  scratchDir: string;
+  logFile: string;
+  onLine(line: string): void;
+  signal?: AbortSignal | undefined;
+}
+
+/** A leading `node` means the Node binary running Quarry, so builds do not depend on PATH. */
+export function resolveArgv(command: readonly string[]): [string, string[]] {
+  const [cmd, ...args] = command;
+  return [cmd === 'node' ? process.execPath : cmd!, args];
+}
+
+export async function runBuild(recipe: Recipe, opts: BuildOptions): Promise<BuildResult> {
+  const work = mkdtempSync(join(opts.scratchDir, `build-${recipe.target}-`));
+  const log = createWriteStream(opts.logFile, { flags: 'a' });
+  try {
+    for (const input of recipe.build.inputs) {
+      const src = join(recipe.sourceDir, input);
+      if (!existsSync(src)) throw new BadRequestError(`Build input ${input} of ${recipe.target} does not exist.`);
+      cpSync(src, join(work, input), { recursive: statSync(src).isDirectory(), dereference: false });
+    }
+    const [cmd, args] = resolveArgv(recipe.build.command);
+    await new Promise<void>((resolve, reject) => {
+      const child = spawn(cmd, args, {
+        cwd: work,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: work, LANG: 'C.UTF-8', TZ: 'UTC', SOURCE_DATE_EPOCH: '0', QUARRY_TARGET: recipe.target },
+        signal: opts.signal,
+        timeout: recipe.build.timeoutMs,
+        killSignal: 'SIGKILL',
+      });
+      let partial = '';
+      const onData = (chunk: Buffer): void => {
+        log.write(chunk);
+        const text = partial + chunk.toString('utf8');
+        const lines = text.split('\n');
+        partial = lines.pop() ?? '';
+        for (const l of lines) opts.onLine(l);
+      };
+      child.stdout.on('data', onData);
+      child.stderr.on('data', onData);
+      child.on('error', (err) => reject(new BuildFailedError(`build command failed to start: ${err.message}`, opts.logFile)));
+      child.on('close', (code, signal) => {
+        if (partial !== '') opts.onLine(partial);
+        if (code === 0) resolve();
+        else reject(new BuildFailedError(signal ? `build killed by ${signal} (timeout ${recipe.build.timeoutMs} ms or cancelled)` : `build exited with code ${code}`, opts.logFile));
+      });
+    });
+    const out = join(work, recipe.build.output);
+    if (!existsSync(out) || !statSync(out).isDirectory()) throw new BuildFailedError(`build produced no ${recipe.build.output}/ directory`, opts.logFile);
+    const tarFile = join(opts.scratchDir, `.artifact-${recipe.target}-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}.tar`);
+    await packArtifact(out, tarFile);
+    return { digest: await digestFile(tarFile), tarFile, logFile: opts.logFile };
+  } finally {
+    await new Promise<void>((r) => log.end(r));
+    removeTree(work);
+  }
+}
