@@ -29,7 +29,16 @@ export interface LibraryConfigInput {
    * Default 4000: keeps the first start well under a minute on two cores. 0 means no limit.
    */
   maxDocs?: number;
+  /**
+   * Man-page trees only: read a page only when a command of its name is installed (in `COMMAND_DIRS`), so
+   * the library is the manual of this machine's commands rather than every page of a vendored SDK.
+   * Default true.
+   */
+  commandsOnly?: boolean;
 }
+
+/** Where `commandsOnly` looks for installed commands. */
+export const COMMAND_DIRS = ['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin'];
 
 export interface IngestConfigInput {
   /** Commit after this many documents (≥ 1). Default 2000. */
@@ -56,7 +65,7 @@ export interface CorporaConfigInput {
   refreshIntervalMs?: number;
 }
 
-export interface LibraryConfig { dir: string; sections: string[]; maxDocs: number }
+export interface LibraryConfig { dir: string; sections: string[]; maxDocs: number; commandsOnly: boolean }
 export interface IngestConfig { commitEveryDocs: number; commitEverySeconds: number; maxTextChars: number; maxRecordBytes: number }
 export interface CorporaConfig {
   own: { docs: string | null; site: string | null; library: LibraryConfig | null };
@@ -131,12 +140,12 @@ export function resolveCorporaConfig(
   if (lib === null) library = null;
   else if (lib === undefined) {
     library = existsSync(libDefault)
-      ? { dir: libDefault, sections: DEFAULT_LIBRARY_SECTIONS, maxDocs: DEFAULT_LIBRARY_MAX_DOCS }
+      ? { dir: libDefault, sections: DEFAULT_LIBRARY_SECTIONS, maxDocs: DEFAULT_LIBRARY_MAX_DOCS, commandsOnly: true }
       : null;
   } else if (typeof lib === 'string') {
-    library = { dir: pathField(lib, 'own.library', baseDir), sections: DEFAULT_LIBRARY_SECTIONS, maxDocs: DEFAULT_LIBRARY_MAX_DOCS };
+    library = { dir: pathField(lib, 'own.library', baseDir), sections: DEFAULT_LIBRARY_SECTIONS, maxDocs: DEFAULT_LIBRARY_MAX_DOCS, commandsOnly: true };
   } else if (isObject(lib)) {
-    checkKeys(lib, ['dir', 'sections', 'maxDocs'], 'own.library');
+    checkKeys(lib, ['dir', 'sections', 'maxDocs', 'commandsOnly'], 'own.library');
     const dir = lib.dir === undefined ? libDefault : pathField(lib.dir, 'own.library.dir', baseDir);
     let sections = DEFAULT_LIBRARY_SECTIONS;
     if (lib.sections !== undefined) {
@@ -146,9 +155,15 @@ export function resolveCorporaConfig(
         return s;
       });
     }
-    library = { dir, sections, maxDocs: intField(lib.maxDocs, 'own.library.maxDocs', 0, DEFAULT_LIBRARY_MAX_DOCS) };
+    if (lib.commandsOnly !== undefined && typeof lib.commandsOnly !== 'boolean') fail('own.library.commandsOnly', 'must be true or false');
+    library = {
+      dir,
+      sections,
+      maxDocs: intField(lib.maxDocs, 'own.library.maxDocs', 0, DEFAULT_LIBRARY_MAX_DOCS),
+      commandsOnly: lib.commandsOnly ?? true,
+    };
   } else {
-    fail('own.library', 'must be a path, an object {dir, sections, maxDocs} or null');
+    fail('own.library', 'must be a path, an object {dir, sections, maxDocs, commandsOnly} or null');
   }
 
   const ing = input.ingest ?? {};

@@ -82,7 +82,7 @@ export function extractHtml(html: string, fallbackTitle = ''): Extracted {
   parser.write(html);
   parser.end();
   const t = oneLine(title) || oneLine(h1) || fallbackTitle;
-  return { title: clip(t, MAX_TITLE_CHARS), text: tidyText(parts.join('')) };
+  return { title: clip(t, MAX_TITLE_CHARS), text: tidyText(parts.join('')).replace(/\n{2,}/g, '\n') };
 }
 
 /**

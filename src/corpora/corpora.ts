@@ -1,0 +1,363 @@
+/**
+ * The three corpora (CONTRACT §3) over one data directory: `own` (the configured docs, site pages and
+ * library), `web` and `trusted` (filled by import, later by the crawler and trusted flags). Each is one
+ * engine `Index` in `<data>/index/<scope>`.
+ *
+ * `Corpora` is what the server holds: it hands out the freshest searcher of a scope, runs ingests into a
+ * scope while queries keep being answered (the engine's snapshots make a commit visible atomically), keeps
+ * each index fresh when another process (a `quarry import`) commits, and reports on the event bus:
+ * `index.progress` (throttled), `index.committed` (every commit seen, local or not) and the `index` part
+ * of the snapshot (state, docs and generation per corpus).
+ *
+ * Lifecycle: `openCorpora` → (`ensureOwnIndexed`, `ingest`…)* → `close` (idempotent; running ingests are
+ * stopped, what they had committed stays).
+ */
+import { existsSync, mkdirSync, openSync, closeSync, fsyncSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { BadScopeError, ConflictError, QuarryError, UnavailableError } from '../errors.js';
+import type { EventBus } from '../events/bus.js';
+import { openDb, type Db } from '../store/db.js';
+import { Index } from '../engine/index/disk-index.js';
+import type { IndexOptions } from '../engine/index/types.js';
+import { CidRegistry } from './cid.js';
+import { defaultConfigFile, loadCorporaConfig, type CorporaConfig } from './config.js';
+import { ingest, type AckedCommit, type IngestProgress, type IngestReport, type ReadItem } from './ingest.js';
+import { listOwnSources, readSourceFile, type SourceFile } from './sources.js';
+
+export type Scope = 'own' | 'web' | 'trusted';
+export const SCOPES: readonly Scope[] = ['own', 'web', 'trusted'];
+
+export function isScope(s: string): s is Scope {
+  return (SCOPES as readonly string[]).includes(s);
+}
+
+/** `opening` → `ready` ⇄ `indexing`; `failed` when the last ingest failed (the index still serves). */
+export type CorpusState = 'ready' | 'indexing' | 'failed';
+
+export interface CorpusStatus {
+  state: CorpusState;
+  docs: number;
+  generation: number;
+  segments: number;
+  /** The last ingest failure, while `state` is `failed`. */
+  error?: string;
+}
+
+/**
+ * Bump when extraction changes what a source file yields: the next start re-indexes every own file.
+ * Stored in the own corpus's source fingerprint.
+ */
+export const EXTRACTION_VERSION = 1;
+
+export interface CorporaOptions {
+  dataDir: string;
+  /** Resolved configuration; default: `<data>/corpora.json` when present, else the defaults. */
+  config?: CorporaConfig;
+  bus?: EventBus;
+  /** Passed to every `Index.open`. */
+  indexOptions?: IndexOptions;
+  /** Least time between two `index.progress` events of one scope, in ms. Default 250. */
+  progressIntervalMs?: number;
+}
+
+export interface ScopeIngestOptions {
+  onCommit?: (commit: AckedCommit) => void;
+  onSkip?: (where: string, reason: string) => void;
+  onProgress?: (progress: IngestProgress & { total?: number }) => void;
+  signal?: AbortSignal;
+  deleteKeys?: readonly string[];
+  /** Expected number of items, for progress reports. */
+  total?: number;
+  /** What to call the work in `index.progress` (`indexing` for own sources, `importing` for files). */
+  phase?: string;
+}
+
+export interface OwnIndexReport {
+  /** True when nothing had changed since the last indexing: the index was reused as it was. */
+  reused: boolean;
+  /** Source files listed. */
+  files: number;
+  /** Files read again because they were new or changed. */
+  changed: number;
+  /** Files gone since the last indexing, whose documents were deleted. */
+  removed: number;
+  /** Another process holds the own index's writer: it was left to that process. */
+  busy?: boolean;
+  report?: IngestReport;
+}
+
+export interface OwnProgress { done: number; total: number }
+
+interface Fingerprint {
+  version: number;
+  generation: number;
+  docs: number;
+  files: Record<string, string>;
+}
+
+export function indexDir(dataDir: string, scope: Scope): string {
+  return join(dataDir, 'index', scope);
+}
+
+function fingerprintFile(dataDir: string): string {
+  return join(dataDir, 'index', 'own.sources.json');
+}
+
+function readFingerprint(file: string): Fingerprint | undefined {
+  try {
+    const v = JSON.parse(readFileSync(file, 'utf8')) as Fingerprint;
+    if (typeof v !== 'object' || v === null || typeof v.files !== 'object' || typeof v.generation !== 'number') return undefined;
+    return v;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Writes `file` so a crash leaves the old content or the new, never a torn file. */
+function writeFileAtomic(file: string, text: string): void {
+  const tmp = `${file}.tmp`;
+  writeFileSync(tmp, text);
+  const fd = openSync(tmp, 'r');
+  try { fsyncSync(fd); } finally { closeSync(fd); }
+  renameSync(tmp, file);
+}
+
+export class Corpora {
+  readonly dataDir: string;
+  readonly config: CorporaConfig;
+  readonly registry: CidRegistry;
+  readonly #db: Db;
+  readonly #bus: EventBus | undefined;
+  readonly #indexes: Map<Scope, Index>;
+  readonly #states = new Map<Scope, { state: CorpusState; error?: string }>();
+  readonly #running = new Map<Scope, { abort: AbortController; done: Promise<unknown> }>();
+  readonly #unsubscribe: (() => void)[] = [];
+  readonly #progressIntervalMs: number;
+  #timer: NodeJS.Timeout | undefined;
+  #refreshing = false;
+  #closed: Promise<void> | undefined;
+  #own: Promise<OwnIndexReport> | undefined;
+
+  /** Use `openCorpora`. */
+  constructor(dataDir: string, config: CorporaConfig, db: Db, indexes: Map<Scope, Index>, bus: EventBus | undefined, progressIntervalMs: number) {
+    this.dataDir = dataDir;
+    this.config = config;
+    this.#db = db;
+    this.registry = new CidRegistry(db);
+    this.#indexes = indexes;
+    this.#bus = bus;
+    this.#progressIntervalMs = progressIntervalMs;
+    for (const scope of SCOPES) {
+      this.#states.set(scope, { state: 'ready' });
+      const idx = indexes.get(scope)!;
+      this.#unsubscribe.push(idx.onCommit((info) => {
+        this.#bus?.publish('index.committed', { scope, generation: info.generation, docs: info.docs });
+      }));
+    }
+    bus?.registerSnapshotPart('index', () => this.status());
+    this.#timer = setInterval(() => { void this.refresh(); }, config.refreshIntervalMs);
+    this.#timer.unref();
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new UnavailableError('The corpora are closed.');
+  }
+
+  index(scope: Scope): Index {
+    this.#assertOpen();
+    const idx = this.#indexes.get(scope);
+    if (!idx) throw new BadScopeError(`Unknown corpus ${JSON.stringify(scope)}; expected one of ${SCOPES.join(', ')}.`);
+    return idx;
+  }
+
+  /** The searcher of the newest commit of `scope` known here. */
+  searcher(scope: Scope) {
+    return this.index(scope).searcher();
+  }
+
+  status(): Record<Scope, CorpusStatus> {
+    const out = {} as Record<Scope, CorpusStatus>;
+    for (const scope of SCOPES) {
+      const s = this.#states.get(scope)!;
+      let stats = { docs: 0, generation: 0, segments: 0 };
+      try { stats = this.#indexes.get(scope)!.stats(); } catch { /* closed */ }
+      out[scope] = { state: s.state, docs: stats.docs, generation: stats.generation, segments: stats.segments };
+      if (s.error !== undefined) out[scope].error = s.error;
+    }
+    return out;
+  }
+
+  /** Adopts commits made by other processes; true when any scope changed. Never throws. */
+  async refresh(): Promise<boolean> {
+    if (this.#refreshing || this.#closed) return false;
+    this.#refreshing = true;
+    let changed = false;
+    try {
+      for (const scope of SCOPES) {
+        try { changed = (await this.#indexes.get(scope)!.refresh()) || changed; } catch { /* retried next tick */ }
+      }
+    } finally {
+      this.#refreshing = false;
+    }
+    return changed;
+  }
+
+  /**
+   * Ingests `items` into `scope` under the scope's writer lock (ConflictError when another ingest, here
+   * or in another process, holds it). Commits as configured; see ./ingest.ts for the durability contract.
+   */
+  async ingest(scope: Scope, items: AsyncIterable<ReadItem> | Iterable<ReadItem>, options: ScopeIngestOptions = {}): Promise<IngestReport> {
+    const idx = this.index(scope);
+    if (this.#running.has(scope)) throw new ConflictError(`An ingest into the ${scope} corpus is already running.`);
+    const writer = await idx.openWriter();
+    const abort = new AbortController();
+    if (options.signal) {
+      if (options.signal.aborted) abort.abort();
+      else options.signal.addEventListener('abort', () => abort.abort(), { once: true });
+    }
+    const phase = options.phase ?? 'importing';
+    let lastEvent = 0;
+    const publishProgress = (p: IngestProgress, force: boolean) => {
+      const now = Date.now();
+      if (!force && now - lastEvent < this.#progressIntervalMs) return;
+      lastEvent = now;
+      const payload: Record<string, unknown> = { scope, phase, docs: p.docs, skipped: p.skipped, committed: p.committed };
+      if (options.total !== undefined) payload.total = options.total;
+      this.#bus?.publish('index.progress', payload);
+    };
+    this.#states.set(scope, { state: 'indexing' });
+    publishProgress({ docs: 0, skipped: 0, committed: 0 }, true);
+    const run = (async () => {
+      try {
+        const report = await ingest(writer, this.registry, items, {
+          ...this.config.ingest,
+          signal: abort.signal,
+          ...(options.deleteKeys ? { deleteKeys: options.deleteKeys } : {}),
+          ...(options.onCommit ? { onCommit: options.onCommit } : {}),
+          ...(options.onSkip ? { onSkip: options.onSkip } : {}),
+          onProgress: (p) => {
+            publishProgress(p, false);
+            options.onProgress?.(options.total === undefined ? p : { ...p, total: options.total });
+          },
+        });
+        publishProgress(report, true);
+        this.#states.set(scope, { state: 'ready' });
+        return report;
+      } catch (err) {
+        this.#states.set(scope, { state: 'failed', error: (err as Error).message });
+        throw err;
+      } finally {
+        await writer.close();
+      }
+    })();
+    this.#running.set(scope, { abort, done: run.catch(() => undefined) });
+    try {
+      return await run;
+    } finally {
+      this.#running.delete(scope);
+    }
+  }
+
+  /**
+   * Makes the own corpus match its configured sources. The first time, every source file is read (with
+   * progress); later, only files whose size or modification time changed, and documents of files that
+   * are gone are deleted; when nothing changed it returns at once (`reused`). Concurrent calls share one
+   * run. The fingerprint of the sources (`<data>/index/own.sources.json`) is written only after the last
+   * commit, so an interrupted run is simply redone.
+   */
+  ensureOwnIndexed(onProgress?: (p: OwnProgress) => void): Promise<OwnIndexReport> {
+    this.#assertOpen();
+    this.#own ??= this.#indexOwn(onProgress).finally(() => { this.#own = undefined; });
+    return this.#own;
+  }
+
+  async #indexOwn(onProgress?: (p: OwnProgress) => void): Promise<OwnIndexReport> {
+    const files = listOwnSources(this.config);
+    const fpFile = fingerprintFile(this.dataDir);
+    const prev = readFingerprint(fpFile);
+    const idx = this.index('own');
+    const stats = idx.stats();
+    const valid = prev !== undefined && prev.version === EXTRACTION_VERSION && stats.generation >= prev.generation
+      && !(stats.docs === 0 && prev.docs > 0);
+    const current = new Set(files.map((f) => f.key));
+    const changed: SourceFile[] = files.filter((f) => !valid || prev!.files[f.key] !== f.stamp);
+    const removed = valid ? Object.keys(prev!.files).filter((k) => !current.has(k)) : [];
+    const base = { files: files.length, changed: changed.length, removed: removed.length };
+    if (changed.length === 0 && removed.length === 0 && valid) {
+      onProgress?.({ done: files.length, total: files.length });
+      return { reused: true, ...base };
+    }
+    const { maxRecordBytes, maxTextChars } = this.config.ingest;
+    let done = 0;
+    const items = function* (): Generator<ReadItem> {
+      for (const f of changed) {
+        const item = readSourceFile(f, maxRecordBytes, maxTextChars);
+        done++;
+        yield item;
+      }
+    };
+    onProgress?.({ done: 0, total: changed.length });
+    let report: IngestReport;
+    try {
+      report = await this.ingest('own', items(), {
+        phase: 'indexing',
+        total: changed.length,
+        deleteKeys: removed,
+        onProgress: () => onProgress?.({ done, total: changed.length }),
+      });
+    } catch (err) {
+      if (QuarryError.is(err) && err.code === 'conflict') return { reused: false, busy: true, ...base };
+      throw err;
+    }
+    onProgress?.({ done: changed.length, total: changed.length });
+    const after = idx.stats();
+    const fp: Fingerprint = {
+      version: EXTRACTION_VERSION,
+      generation: after.generation,
+      docs: after.docs,
+      files: Object.fromEntries(files.map((f) => [f.key, f.stamp])),
+    };
+    mkdirSync(join(this.dataDir, 'index'), { recursive: true });
+    writeFileAtomic(fpFile, JSON.stringify(fp));
+    return { reused: false, ...base, report };
+  }
+
+  /** Stops running ingests (their committed documents stay), closes every index. Idempotent. */
+  close(): Promise<void> {
+    this.#closed ??= (async () => {
+      if (this.#timer) clearInterval(this.#timer);
+      for (const r of this.#running.values()) r.abort.abort();
+      await Promise.all([...this.#running.values()].map((r) => r.done));
+      if (this.#own) await this.#own.catch(() => undefined);
+      for (const fn of this.#unsubscribe) fn();
+      for (const idx of this.#indexes.values()) await idx.close();
+      this.#db.close();
+    })();
+    return this.#closed;
+  }
+}
+
+/**
+ * Opens (creating when absent) the three corpora of `dataDir`. Does not index anything: call
+ * `ensureOwnIndexed` (the server does it in the background after it starts listening).
+ */
+export async function openCorpora(options: CorporaOptions): Promise<Corpora> {
+  const { dataDir } = options;
+  const config = options.config ?? loadCorporaConfig(defaultConfigFile(dataDir), { optional: true });
+  mkdirSync(join(dataDir, 'index'), { recursive: true });
+  const db = openDb(join(dataDir, 'state.sqlite'));
+  const indexes = new Map<Scope, Index>();
+  try {
+    for (const scope of SCOPES) indexes.set(scope, await Index.open(indexDir(dataDir, scope), options.indexOptions));
+  } catch (err) {
+    for (const idx of indexes.values()) await idx.close();
+    db.close();
+    throw err;
+  }
+  return new Corpora(dataDir, config, db, indexes, options.bus, options.progressIntervalMs ?? 250);
+}
+
+/** Whether the index of `scope` exists in `dataDir` (read-only commands refuse to create one). */
+export function corpusExists(dataDir: string, scope: Scope): boolean {
+  return existsSync(indexDir(dataDir, scope));
+}
