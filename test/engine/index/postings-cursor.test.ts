@@ -1,0 +1,105 @@
+/**
+ * The postings cursor contract of types.ts over multi-block lists: `nextDoc`/`advance` land where a
+ * plain sorted array says, `shallowAdvance` reports the block's last doc without moving the cursor, and
+ * block/term impact summaries bound every doc's freq and length. Checked with random operation
+ * sequences against the array the segment was built from.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { BLOCK_SIZE, Index, NO_MORE_DOCS, type SegmentReader } from '../../../src/engine/index/index.js';
+import { tempDir } from './fixtures.js';
+
+interface Expect { docs: number[]; freqs: number[]; positions: number[][] }
+
+test('cursor operations agree with a sorted-array reference across blocks', async (t) => {
+  const dir = tempDir(t);
+  const index = await Index.open(dir);
+  const w = await index.openWriter();
+  let seed = 7;
+  const rand = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 4294967296);
+  const N = 3000;
+  // term "alpha" in ~70% of docs (many blocks), "beta" in ~3%, "kappa" in 5 docs
+  const expect: Record<string, Expect> = { alpha: { docs: [], freqs: [], positions: [] }, beta: { docs: [], freqs: [], positions: [] }, kappa: { docs: [], freqs: [], positions: [] } };
+  for (let d = 0; d < N; d++) {
+    const words: string[] = [];
+    const n = 1 + Math.floor(rand() * 30);
+    for (let i = 0; i < n; i++) {
+      const r = rand();
+      words.push(r < 0.1 ? 'alpha' : r < 0.102 ? 'beta' : 'filler');
+    }
+    if (d === 0 || d === 129 || d === 1500 || d === 2998 || d === 2999) words.push('kappa');
+    if (rand() < 0.6) words.push('alpha');
+    for (const term of Object.keys(expect)) {
+      const pos = words.flatMap((x, i) => (x === term ? [i + 1 + 16] : [])); // title "t" takes position 0, then the gap
+      if (pos.length > 0) {
+        expect[term]!.docs.push(d);
+        expect[term]!.freqs.push(pos.length);
+        expect[term]!.positions.push(pos);
+      }
+    }
+    w.upsert({ cid: BigInt(d), title: 't', text: words.join(' ') });
+  }
+  await w.commit();
+  const [seg] = index.snapshot().segments as SegmentReader[];
+  assert.ok(seg && seg.maxDoc === N);
+  assert.ok(expect.alpha!.docs.length > 10 * BLOCK_SIZE);
+
+  const opArb = fc.array(
+    fc.oneof(
+      fc.constant({ op: 'next' as const, n: 0 }),
+      fc.integer({ min: 1, max: 400 }).map((n) => ({ op: 'advance' as const, n })),
+      fc.integer({ min: 0, max: 600 }).map((n) => ({ op: 'shallow' as const, n })),
+      fc.constant({ op: 'positions' as const, n: 0 }),
+    ),
+    { maxLength: 80 },
+  );
+  await fc.assert(
+    fc.property(fc.constantFrom('alpha', 'beta', 'kappa'), opArb, (term, ops) => {
+      const e = expect[term]!;
+      const c = seg.postings(term, { positions: true })!;
+      assert.equal(c.docFreq, e.docs.length);
+      assert.equal(c.maxFreq, Math.max(...e.freqs));
+      assert.equal(c.doc(), -1);
+      let i = -1; // index in e.docs of the current doc
+      for (const { op, n } of ops) {
+        const cur = c.doc();
+        if (op === 'next') {
+          i++;
+          assert.equal(c.nextDoc(), i < e.docs.length ? e.docs[i] : NO_MORE_DOCS);
+        } else if (op === 'advance') {
+          if (cur === NO_MORE_DOCS) {
+            assert.equal(c.advance(NO_MORE_DOCS), NO_MORE_DOCS);
+            continue;
+          }
+          const target = cur + n;
+          while (i < e.docs.length && (i < 0 || e.docs[i]! < target)) i++;
+          assert.equal(c.advance(target), i < e.docs.length ? e.docs[i] : NO_MORE_DOCS);
+        } else if (op === 'shallow') {
+          const target = Math.max(cur, 0) + n;
+          const last = c.shallowAdvance(target);
+          assert.equal(c.doc(), cur, 'shallowAdvance does not move the cursor');
+          const k = e.docs.findIndex((d) => d >= target);
+          if (k < 0) {
+            assert.equal(last, NO_MORE_DOCS);
+          } else {
+            const block = Math.floor(k / BLOCK_SIZE);
+            const from = block * BLOCK_SIZE;
+            const to = Math.min(e.docs.length, from + BLOCK_SIZE);
+            assert.equal(last, e.docs[to - 1]);
+            assert.equal(c.blockMaxFreq(), Math.max(...e.freqs.slice(from, to)));
+            assert.equal(c.blockMinLength(), Math.min(...e.docs.slice(from, to).map((d) => seg.length(d))));
+          }
+        } else if (cur !== -1 && cur !== NO_MORE_DOCS) {
+          assert.equal(c.freq(), e.freqs[i]);
+          assert.deepEqual([...c.positions()], e.positions[i]);
+          assert.deepEqual([...c.positions()], e.positions[i], 'positions() twice on one doc');
+        }
+      }
+    }),
+    { numRuns: 300 },
+  );
+  assert.equal(seg.postings('absent'), undefined);
+  assert.equal(seg.docFreq('absent'), 0);
+  await index.close();
+});
