@@ -144,6 +144,7 @@ export function buildOpenApi(groups: readonly RouteGroup[], info: OpenApiInfo = 
         if (route.right === 'search') op.security = [{}, { bearer: [] }, { serviceCap: [] }];
         else if (route.right !== undefined) op.security = [{ bearer: [] }, { serviceCap: [] }];
       }
+      downgradeTo31(op);
       (paths[route.pattern] ??= {})[route.method.toLowerCase()] = op;
     }
   }
@@ -162,6 +163,29 @@ export function buildOpenApi(groups: readonly RouteGroup[], info: OpenApiInfo = 
     components,
     security: [{}, { bearer: [] }, { serviceCap: [] }],
   };
+}
+
+/**
+ * OpenAPI 3.2 keywords a group may use that 3.1 does not know (`itemSchema` of a media type, for
+ * streams) move to their `x-` extension, so the served document stays valid 3.1.
+ */
+function downgradeTo31(node: unknown): void {
+  if (typeof node !== 'object' || node === null) return;
+  if (Array.isArray(node)) {
+    for (const n of node) downgradeTo31(n);
+    return;
+  }
+  const obj = node as Record<string, unknown>;
+  const content = obj.content;
+  if (typeof content === 'object' && content !== null) {
+    for (const media of Object.values(content as Record<string, Record<string, unknown>>)) {
+      if (media && 'itemSchema' in media) {
+        media['x-itemSchema'] = media.itemSchema;
+        delete media.itemSchema;
+      }
+    }
+  }
+  for (const v of Object.values(obj)) downgradeTo31(v);
 }
 
 /** `GET /api/openapi.json`: serves the document the service built from all groups (including this one). */

@@ -1,0 +1,220 @@
+// The HTTP layer over real TLS sockets, with small route groups of the test's own: HTTP/2 and HTTP/1.1 on
+// one port, 404/405/HEAD, body and header limits, rate limiting, media types, request timeouts, rights,
+// internal errors, idle connections and graceful drain.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import http2 from 'node:http2';
+import https from 'node:https';
+import type { RouteGroup } from '../../src/http/route.js';
+import { connect, rawRequest, type TestResponse } from '../support/client.js';
+import { startInProcess, type InProcessServer } from '../support/in-process.js';
+
+function assertError(res: TestResponse, status: number, code: string): void {
+  assert.equal(res.status, status, res.text);
+  assert.equal(res.json?.v, 1, res.text);
+  assert.equal(res.json?.error?.code, code, res.text);
+  assert.equal(typeof res.json?.error?.message, 'string');
+  assert.match(res.headers['content-type'] ?? '', /^application\/json/);
+}
+
+let release: (() => void) | undefined;
+const started: (() => void)[] = [];
+let aborted: Promise<unknown> | undefined;
+
+const demo: RouteGroup = {
+  name: 'demo',
+  routes: [
+    { method: 'GET', pattern: '/t/hello/{name}', handler: async (ctx) => ({ json: { hello: ctx.params.name, x: ctx.query.get('x') } }) },
+    { method: 'POST', pattern: '/t/echo', handler: async (ctx) => ({ json: { got: await ctx.json() } }) },
+    { method: 'POST', pattern: '/t/small', bodyLimit: 10, handler: async (ctx) => ({ json: { bytes: (await ctx.body()).length } }) },
+    { method: 'GET', pattern: '/t/boom', handler: async () => { throw new Error('secret /etc/shadow detail'); } },
+    { method: 'GET', pattern: '/t/admin', right: 'mgmt.read', handler: async () => ({ json: {} }) },
+    {
+      method: 'GET', pattern: '/t/slow', handler: async (ctx) => {
+        aborted = new Promise((resolve) => ctx.signal.addEventListener('abort', () => resolve(ctx.signal.reason), { once: true }));
+        for (const s of started.splice(0)) s();
+        await new Promise<void>((resolve) => { release = resolve; });
+        return { json: { done: true } };
+      },
+    },
+    { method: 'GET', pattern: '/t/text', handler: async () => ({ body: 'plain', contentType: 'text/plain; charset=utf-8' }) },
+  ],
+};
+
+const servers: InProcessServer[] = [];
+after(async () => { for (const s of servers) await s.close(); });
+async function start(limits = {}) {
+  const s = await startInProcess([demo], limits);
+  servers.push(s);
+  return s;
+}
+
+test('HTTP/2 and HTTP/1.1 are served on the same port (ALPN), with the same answers', async () => {
+  const srv = await start({ ratePerSecond: 0 });
+  for (const protocol of ['h2', 'h1'] as const) {
+    const r = await rawRequest(srv, 'GET', '/t/hello/w%20x?x=1&x=2', undefined, { protocol });
+    assert.equal(r.status, 200);
+    assert.equal(r.protocol, protocol);
+    assert.deepEqual(r.json, { v: 1, hello: 'w x', x: '1' }); // repeated parameters: the first wins
+  }
+  // The negotiated protocols, as a client sees them.
+  const session = http2.connect(srv.url, { ca: srv.ca });
+  await new Promise((resolve) => session.once('connect', resolve));
+  assert.equal(session.alpnProtocol, 'h2');
+  session.close();
+  const h1proto = await new Promise<string | false | null>((resolve, reject) => {
+    https.get(`${srv.url}/t/text`, { ca: srv.ca, agent: false, ALPNProtocols: ['http/1.1'] } as https.RequestOptions, (res) => {
+      resolve((res.socket as import('node:tls').TLSSocket).alpnProtocol);
+      res.resume();
+    }).on('error', reject);
+  });
+  assert.equal(h1proto, 'http/1.1');
+});
+
+test('404 for unknown paths, 405 with Allow for known ones, HEAD answered by GET without a body', async () => {
+  const srv = await start({ ratePerSecond: 0 });
+  const api = connect(srv, { validate: false });
+  for (const protocol of ['h2', 'h1'] as const) {
+    assertError(await api.get('/nope', { protocol }), 404, 'not_found');
+    const r = await api.request('DELETE', '/t/echo', undefined, { protocol });
+    assertError(r, 405, 'method_not_allowed');
+    assert.equal(r.headers.allow, 'POST');
+    const g = await api.request('PUT', '/t/hello/a', undefined, { protocol });
+    assertError(g, 405, 'method_not_allowed');
+    assert.equal(g.headers.allow, 'GET, HEAD');
+    const head = await api.request('HEAD', '/t/hello/a', undefined, { protocol });
+    assert.equal(head.status, 200);
+    assert.equal(head.body.length, 0);
+    assert.match(head.headers['content-type']!, /application\/json/);
+    assert.ok(Number(head.headers['content-length']) > 0);
+  }
+  api.close();
+});
+
+test('bodies over the limit get 413, whether declared or streamed; JSON needs its media type', async () => {
+  const srv = await start({ ratePerSecond: 0, bodyBytes: 64 });
+  const api = connect(srv, { validate: false });
+  for (const protocol of ['h2', 'h1'] as const) {
+    assert.deepEqual((await api.post('/t/echo', { a: 1 }, { protocol })).json, { v: 1, got: { a: 1 } });
+    assertError(await api.post('/t/echo', { big: 'x'.repeat(100) }, { protocol }), 413, 'payload_too_large');
+    assertError(await api.post('/t/small', 'x'.repeat(11), { protocol }), 413, 'payload_too_large');
+    assert.equal((await api.post('/t/small', 'x'.repeat(10), { protocol })).json.bytes, 10);
+    assertError(await api.post('/t/echo', '{"a":1}', { protocol, headers: { 'content-type': 'text/plain' } }), 415, 'unsupported_media_type');
+    const bad = await api.post('/t/echo', '{"a":', { protocol, headers: { 'content-type': 'application/json' } });
+    assertError(bad, 400, 'bad_request');
+  }
+  // A streamed body without Content-Length, over the limit.
+  const session = http2.connect(srv.url, { ca: srv.ca });
+  const res = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const s = session.request({ ':method': 'POST', ':path': '/t/small' });
+    let status = 0; let body = '';
+    s.on('response', (h) => { status = Number(h[':status']); });
+    s.setEncoding('utf8');
+    s.on('data', (c: string) => { body += c; });
+    s.on('end', () => resolve({ status, body }));
+    s.on('error', reject);
+    s.write('x'.repeat(8));
+    setImmediate(() => s.end('y'.repeat(8)));
+  });
+  session.close();
+  assert.equal(res.status, 413);
+  assert.equal(JSON.parse(res.body).error.code, 'payload_too_large');
+  api.close();
+});
+
+test('a header block over the limit gets 431 with a JSON error body on both protocols', async () => {
+  const srv = await start({ ratePerSecond: 0 });
+  for (const protocol of ['h2', 'h1'] as const) {
+    const ok = await rawRequest(srv, 'GET', '/t/hello/a', undefined, { protocol, headers: { 'x-fill': 'a'.repeat(8000) } });
+    assert.equal(ok.status, 200);
+    const r = await rawRequest(srv, 'GET', '/t/hello/a', undefined, { protocol, headers: { 'x-fill': 'a'.repeat(17_000) } });
+    assertError(r, 431, 'bad_request');
+  }
+});
+
+test('over the rate limit: 429 rate_limited with Retry-After; 0 turns limiting off', async () => {
+  const srv = await start({ ratePerSecond: 1, rateBurst: 3 });
+  const api = connect(srv, { validate: false });
+  const statuses: number[] = [];
+  let limited: TestResponse | undefined;
+  for (let i = 0; i < 5; i++) {
+    const r = await api.get('/t/hello/a');
+    statuses.push(r.status);
+    if (r.status === 429) limited ??= r;
+  }
+  assert.deepEqual(statuses.slice(0, 3), [200, 200, 200]);
+  assert.ok(limited, `no 429 in ${statuses}`);
+  assertError(limited!, 429, 'rate_limited');
+  assert.match(limited!.headers['retry-after']!, /^[1-9][0-9]*$/);
+  api.close();
+
+  const open = await start({ ratePerSecond: 0, rateBurst: 1 });
+  const api2 = connect(open, { validate: false });
+  for (let i = 0; i < 20; i++) assert.equal((await api2.get('/t/hello/a')).status, 200);
+  api2.close();
+});
+
+test('a request past the request timeout gets 503 unavailable with Retry-After, and its handler is aborted', async () => {
+  const srv = await start({ ratePerSecond: 0, requestTimeoutMs: 200 });
+  const r = await rawRequest(srv, 'GET', '/t/slow', undefined);
+  assertError(r, 503, 'unavailable');
+  assert.ok(Number(r.headers['retry-after']) >= 1);
+  const reason = await aborted;
+  assert.equal((reason as { code?: string }).code, 'unavailable');
+  release?.();
+});
+
+test('an internal error is 500 internal with a generic message; its stack is logged, not sent', async () => {
+  const srv = await start({ ratePerSecond: 0 });
+  const r = await rawRequest(srv, 'GET', '/t/boom', undefined);
+  assertError(r, 500, 'internal');
+  assert.doesNotMatch(r.text, /secret|shadow|at /);
+  assert.ok(srv.logged.some((l) => l.includes('secret /etc/shadow detail') && l.includes('server-transport.test')));
+});
+
+test('rights: an anonymous caller gets 401 with WWW-Authenticate; a capability the policy cannot verify is 401', async () => {
+  const srv = await start({ ratePerSecond: 0 });
+  const r = await rawRequest(srv, 'GET', '/t/admin', undefined);
+  assertError(r, 401, 'unauthenticated');
+  assert.match(r.headers['www-authenticate']!, /^Bearer/);
+  const c = await rawRequest(srv, 'GET', '/t/hello/a', undefined, { headers: { authorization: 'Bearer abc' } });
+  assertError(c, 401, 'unauthenticated');
+});
+
+test('an idle HTTP/2 connection is closed after the idle timeout; HTTP/1.1 too', async () => {
+  const srv = await start({ ratePerSecond: 0, idleTimeoutMs: 150 });
+  const session = http2.connect(srv.url, { ca: srv.ca });
+  const closed = new Promise((resolve) => session.once('close', resolve));
+  const r = await rawRequest(srv, 'GET', '/t/hello/a', undefined, { session });
+  assert.equal(r.status, 200);
+  await closed;
+
+  const socketClosed = await new Promise<boolean>((resolve, reject) => {
+    const req = https.get(`${srv.url}/t/text`, { ca: srv.ca, ALPNProtocols: ['http/1.1'], agent: new https.Agent({ keepAlive: true, ca: srv.ca }) } as https.RequestOptions, (res) => {
+      const socket = res.socket;
+      socket.once('close', () => resolve(true));
+      res.resume();
+    });
+    req.on('error', reject);
+  });
+  assert.ok(socketClosed);
+});
+
+test('drain: new connections are refused, the request in flight completes, then drain resolves', async () => {
+  const srv = await startInProcess([demo], { ratePerSecond: 0, drainTimeoutMs: 30_000 });
+  const session = http2.connect(srv.url, { ca: srv.ca });
+  const inFlightStarted = new Promise<void>((resolve) => started.push(resolve));
+  const slow = rawRequest(srv, 'GET', '/t/slow', undefined, { session });
+  await inFlightStarted;
+  const drained = srv.server.drain();
+  // The listener is closed: a new connection fails.
+  await assert.rejects(rawRequest(srv, 'GET', '/t/hello/a', undefined, { protocol: 'h1' }));
+  assert.equal(srv.server.state, 'draining');
+  release?.();
+  const r = await slow;
+  assert.equal(r.status, 200);
+  assert.deepEqual(r.json, { v: 1, done: true });
+  await drained;
+  assert.equal(srv.server.state, 'closed');
+  session.destroy();
+});
