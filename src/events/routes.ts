@@ -8,7 +8,16 @@
 import { ForbiddenError, UnauthenticatedError } from '../errors.js';
 import type { RequestContext, Route, RouteGroup, StreamReply } from '../http/route.js';
 import type { EventBus } from './bus.js';
+import { DEFAULT_MAX_QUEUED_BYTES, DEFAULT_MAX_QUEUED_EVENTS } from './sse.js';
 import { runEventStream, type EventStreamOptions } from './stream.js';
+
+/** Raised after the response started, only to make the server drop the connection of a slow reader. */
+export class SlowClientDroppedError extends Error {
+  constructor(maxEvents: number, maxBytes: number) {
+    super(`dropped an event-stream client that fell more than ${maxEvents} events or ${maxBytes} bytes behind`);
+    this.name = 'SlowClientDroppedError';
+  }
+}
 
 export interface EventRoutesOptions extends EventStreamOptions {
   bus: EventBus;
@@ -102,7 +111,13 @@ export function eventRoutes(options: EventRoutesOptions): RouteGroup {
         'x-accel-buffering': 'no',
       },
       async stream(sink) {
-        await runEventStream({ bus, principal: ctx.principal, lastEventId, sink, signal: ctx.signal, options: streamOptions });
+        const end = await runEventStream({ bus, principal: ctx.principal, lastEventId, sink, signal: ctx.signal, options: streamOptions });
+        // A dropped client is not reading, so ending its response cleanly would wait on it forever. When
+        // the sink cannot be destroyed directly, failing the stream makes the server tear the response
+        // down (src/http/server.ts destroys a response whose stream rejects after the headers went out).
+        if (end === 'dropped' && typeof (sink as { destroy?: unknown }).destroy !== 'function') {
+          throw new SlowClientDroppedError(streamOptions.maxQueuedEvents ?? DEFAULT_MAX_QUEUED_EVENTS, streamOptions.maxQueuedBytes ?? DEFAULT_MAX_QUEUED_BYTES);
+        }
       },
     };
   }

@@ -30,10 +30,18 @@ export interface SseQueueOptions {
   maxQueuedBytes?: number;
   /** Frames are joined into writes of at most about this many bytes when catching up. Default 64 KiB. */
   batchBytes?: number;
+  /**
+   * A client whose transport takes nothing (no drain) across this many keep-alive ticks in a row is
+   * dropped as dead, however short its queue: a peer that vanished without a reset, or a response the
+   * server closed without telling the stream, must not hold a subscription forever. Default 2 (so a
+   * stall of one to two keep-alive periods). Zero: never.
+   */
+  maxStalledTicks?: number;
 }
 
 export const DEFAULT_MAX_QUEUED_EVENTS = 1_000;
 export const DEFAULT_MAX_QUEUED_BYTES = 1024 * 1024;
+export const DEFAULT_MAX_STALLED_TICKS = 2;
 const DEFAULT_BATCH_BYTES = 64 * 1024;
 
 /** One encoded frame and its UTF-8 length (what the queue bound counts). */
@@ -92,6 +100,9 @@ export class SseQueue {
   readonly #maxEvents: number;
   readonly #maxBytes: number;
   readonly #batchBytes: number;
+  readonly #maxStalledTicks: number;
+  /** Keep-alive ticks seen while blocked since the last drain. */
+  #stalledTicks = 0;
   readonly #onClosed: (reason: 'ended' | 'dropped' | 'closed') => void;
   #backlog: readonly Frame[] = [];
   #backlogAt = 0;
@@ -107,6 +118,7 @@ export class SseQueue {
     this.#maxEvents = options.maxQueuedEvents ?? DEFAULT_MAX_QUEUED_EVENTS;
     this.#maxBytes = options.maxQueuedBytes ?? DEFAULT_MAX_QUEUED_BYTES;
     this.#batchBytes = options.batchBytes ?? DEFAULT_BATCH_BYTES;
+    this.#maxStalledTicks = options.maxStalledTicks ?? DEFAULT_MAX_STALLED_TICKS;
     this.#onClosed = options.onClosed ?? (() => {});
   }
 
@@ -145,9 +157,18 @@ export class SseQueue {
     this.#flush();
   }
 
-  /** Writes a keep-alive comment, unless frames are waiting (then the client is not idle anyway). */
+  /**
+   * The keep-alive tick: writes a keep-alive comment when the client is idle; drops a client whose
+   * transport has taken nothing for `maxStalledTicks` ticks. On a quiet stream the comment is also what
+   * reveals a response that is already gone: its write is refused, and the following ticks drop it.
+   */
   keepalive(): void {
-    if (this.#state !== 'open' || this.#blocked || this.queuedEvents > 0 || this.#backlogAt < this.#backlog.length) return;
+    if (this.#state !== 'open') return;
+    if (this.#blocked) {
+      if (this.#maxStalledTicks > 0 && ++this.#stalledTicks >= this.#maxStalledTicks) this.drop();
+      return;
+    }
+    if (this.queuedEvents > 0 || this.#backlogAt < this.#backlog.length) return;
     this.#write(KEEPALIVE_FRAME.text);
   }
 
@@ -198,6 +219,7 @@ export class SseQueue {
       this.#blocked = true;
       this.#sink.onDrain(() => {
         this.#blocked = false;
+        this.#stalledTicks = 0;
         this.#flush();
       });
     }

@@ -253,3 +253,25 @@ test('events.read is required: 401 for anonymous callers, 403 for a capability w
   await assert.rejects(route.handler(context(anonymous)), (err: unknown) => QuarryError.is(err) && err.code === 'unauthenticated');
   await assert.rejects(route.handler(context(searchOnly)), (err: unknown) => QuarryError.is(err) && err.code === 'forbidden');
 });
+
+test('a client whose transport takes nothing for two keep-alive ticks is dropped as dead', async () => {
+  const bus = new EventBus();
+  const timers = new ManualTimers();
+  const s = await open(bus, { timers });
+  s.sink.accept = () => false; // the response is gone: every write is refused, nothing drains
+  timers.tick(); // the keep-alive write is refused
+  timers.tick(); // first tick without a drain
+  assert.equal(s.sink.destroyed, false);
+  timers.tick();
+  assert.equal(s.sink.destroyed, true);
+  await s.done;
+  assert.equal(bus.subscriberCount, 0);
+
+  // A client that drains between ticks is never dropped, however often it blocks.
+  const t2 = new ManualTimers();
+  const k = await open(bus, { timers: t2 });
+  k.sink.accept = () => false;
+  for (let i = 0; i < 10; i++) { bus.publish('build.log', { i }); t2.tick(); k.sink.drain(); }
+  assert.equal(k.sink.destroyed, false);
+  k.abort();
+});
