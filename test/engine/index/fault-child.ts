@@ -1,0 +1,10 @@
+/** Child of fault-points.test.ts: one commit of 50 replacement docs, dying at the fault point named in QUARRY_INDEX_FAULT. */
+import { Index } from '../../../src/engine/index/index.js';
+
+const index = await Index.open(process.argv[2]!, { mergeFactor: 2, mergeFloorBytes: 1 << 20 });
+const w = await index.openWriter();
+for (let i = 0; i < 50; i++) w.upsert({ cid: BigInt(i), title: 'new', text: `replacement ${i}` });
+w.delete(60n);
+await w.commit();
+process.stdout.write('committed\n');
+await index.close();

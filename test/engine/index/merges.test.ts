@@ -1,0 +1,70 @@
+/**
+ * The merge policy keeps the segment count small under steady small commits, merges keep every live
+ * document and drop deleted ones, and a segment whose documents are all deleted disappears.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { checkIndex, Index } from '../../../src/engine/index/index.js';
+import { findMerges } from '../../../src/engine/index/merge-policy.js';
+import { liveDocuments, tempDir } from './fixtures.js';
+
+test('steady one-document commits keep the segment count bounded and every live doc', async (t) => {
+  const dir = tempDir(t);
+  const index = await Index.open(dir, { mergeFactor: 4, mergeFloorBytes: 2048 });
+  const w = await index.openWriter();
+  let maxSegments = 0;
+  const expected = new Set<bigint>();
+  for (let i = 0; i < 300; i++) {
+    const cid = BigInt(i % 220);
+    w.upsert({ cid, title: `doc ${i}`, text: `body ${i} `.repeat(1 + (i % 13)) });
+    expected.add(cid);
+    if (i % 10 === 9) {
+      w.delete(BigInt(i - 5));
+      expected.delete(BigInt(i - 5));
+    }
+    const info = await w.commit();
+    maxSegments = Math.max(maxSegments, info.segments);
+  }
+  const snap = index.snapshot();
+  assert.ok(maxSegments <= 12, `up to ${maxSegments} segments`);
+  assert.deepEqual(new Set(liveDocuments(index).keys()), expected);
+  assert.equal(snap.docs, expected.size);
+  assert.ok(checkIndex(dir).ok);
+  // merged segments carry few dead slots: total slots stay close to live docs
+  const slots = snap.segments.reduce((n, s) => n + s.maxDoc, 0);
+  assert.ok(slots < expected.size * 1.6, `${slots} slots for ${expected.size} live docs`);
+  await w.close();
+  await index.close();
+});
+
+test('a merge drops deleted documents; a fully deleted segment is dropped', async (t) => {
+  const dir = tempDir(t);
+  const index = await Index.open(dir, { mergeFactor: 2, mergeFloorBytes: 1 << 20 });
+  const w = await index.openWriter();
+  for (let i = 0; i < 10; i++) w.upsert({ cid: BigInt(i), title: 'a', text: `first batch ${i}` });
+  await w.commit();
+  for (let i = 0; i < 10; i += 2) w.delete(BigInt(i));
+  for (let i = 100; i < 105; i++) w.upsert({ cid: BigInt(i), title: 'b', text: `second batch ${i}` });
+  const info = await w.commit();
+  assert.equal(info.segments, 1, 'the two segments of the tier merged');
+  const [seg] = index.snapshot().segments;
+  assert.equal(seg!.maxDoc, 10, 'five deleted slots dropped');
+  assert.equal(seg!.liveDocs, 10);
+  for (let i = 1; i < 10; i += 2) w.delete(BigInt(i));
+  for (let i = 100; i < 105; i++) w.delete(BigInt(i));
+  const empty = await w.commit();
+  assert.equal(empty.segments, 0);
+  assert.equal(empty.docs, 0);
+  assert.ok(checkIndex(dir).ok);
+  await w.close();
+  await index.close();
+});
+
+test('the policy merges a full tier and rewrites a mostly deleted segment alone', () => {
+  const seg = (name: string, bytes: number, maxDoc = 10, deleted = 0) => ({ name, bytes, maxDoc, deleted, deletes: deleted ? `${name}.del_000001` : null });
+  const o = { mergeFactor: 3, floorBytes: 100, maxMergedBytes: 0 };
+  assert.deepEqual(findMerges([seg('a', 10), seg('b', 50)], o), []);
+  assert.deepEqual(findMerges([seg('a', 10), seg('b', 50), seg('c', 90), seg('big', 10_000)], o), [['a', 'b', 'c']]);
+  assert.deepEqual(findMerges([seg('a', 1000, 10, 6), seg('b', 10)], o), [['a']]);
+  assert.deepEqual(findMerges([seg('x', 100_000), seg('y', 100_000), seg('z', 100_000)], { ...o, maxMergedBytes: 50_000 }), []);
+});
