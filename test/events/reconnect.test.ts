@@ -4,16 +4,13 @@
 // gets `reset`; a client that never reads is dropped; shutdown is delivered before the stream closes.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import http2 from 'node:http2';
 import https from 'node:https';
 import { EventSource } from 'eventsource';
 import { EventBus } from '../../src/events/bus.js';
 import { eventRoutes } from '../../src/events/routes.js';
-import { QuarryServer } from '../../src/http/server.js';
-import { ensureTls } from '../../src/http/tls.js';
+import { startInProcess, type InProcessServer } from '../support/in-process.js';
+import { connect } from '../support/client.js';
 import type { Policy } from '../../src/auth/principal.js';
 import { UnauthenticatedError } from '../../src/errors.js';
 import { ManualTimers, parseStream, principalWith } from './support.js';
@@ -31,34 +28,23 @@ const policy: Policy = {
 };
 const READER = { authorization: 'Bearer reader' };
 
-let dir: string;
 let ca: Buffer;
 let bus: EventBus;
-let server: QuarryServer;
+let srv: InProcessServer;
 let base: string;
 const timers = new ManualTimers();
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'quarry-events-'));
-  const tls = await ensureTls({ dataDir: dir });
-  ca = tls.cert;
   bus = new EventBus({ epoch: '1700000000000' });
   bus.registerSnapshotPart('index', () => ({ own: { state: 'ready', docs: 0 } }));
   // A short `retry:` so the client reconnects at once; keep-alives fired by hand.
-  server = new QuarryServer({
-    groups: [eventRoutes({ bus, retryMs: 10, timers })],
-    tls,
-    policy,
-    limits: { ratePerSecond: 0 },
-    log: { info() {}, error() {} },
-  });
-  const addr = await server.listen(0);
-  base = `https://127.0.0.1:${addr.port}`;
+  srv = await startInProcess([eventRoutes({ bus, retryMs: 10, timers })], { ratePerSecond: 0 }, { policy });
+  ca = srv.ca;
+  base = srv.url;
 });
 
 after(async () => {
-  await server.drain(1000);
-  rmSync(dir, { recursive: true, force: true });
+  await srv.server.drain(1000);
 });
 
 const tick = (): Promise<void> => new Promise((r) => setTimeout(r, 1));
@@ -152,14 +138,17 @@ test('events about targets are filtered to what the capability may read; keep-al
   assert.ok(parseStream(text).comments.includes('keepalive'));
 });
 
-test('401 without a capability, 403 with one that lacks events.read', async () => {
+test('401 without a capability, 403 with one that lacks events.read, as the OpenAPI document says', async () => {
+  const api = connect(srv); // validates every response against GET /api/openapi.json
+  const doc = await api.openapi();
+  assert.ok(doc.paths['/api/events'].get.responses['200'].content['text/event-stream']);
   for (const [headers, status, code] of [[{}, 401, 'unauthenticated'], [{ authorization: 'Bearer searcher' }, 403, 'forbidden']] as const) {
-    const res = await get('/api/events', headers);
+    const res = await api.get('/api/events', { headers });
     assert.equal(res.status, status);
-    const body = JSON.parse(res.body) as { v: number; error: { code: string } };
-    assert.equal(body.v, 1);
-    assert.equal(body.error.code, code);
+    assert.equal(res.json.v, 1);
+    assert.equal(res.json.error.code, code);
   }
+  api.close();
 });
 
 test('a client that never reads is dropped once its queue passes the bound, then catches up from its id', async () => {
@@ -203,7 +192,7 @@ test('a client that never reads is dropped once its queue passes the bound, then
 test('on shutdown the client gets a shutdown event and the stream then ends cleanly', async () => {
   const raw = await rawStream('h1', READER);
   bus.publish('shutdown', { reason: 'test' });
-  const drained = server.drain(2000);
+  const drained = srv.server.drain(2000);
   const text = await raw.ended;
   await drained;
   const events = parseStream(text).events;
@@ -214,19 +203,6 @@ test('on shutdown the client gets a shutdown event and the stream then ends clea
 // ---- raw HTTP helpers (responses that EventSource hides) ----
 
 function protocol2(): 'h2' { return 'h2'; }
-
-function get(path: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = https.request(`${base}${path}`, { ca, headers, agent: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => { body += c; });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 interface RawStream {
   readUntil(marker: string): Promise<string>;
