@@ -2,4 +2,5 @@
 export { Index, toCid, type IndexWriter, type IndexSnapshot, type ResolvedIndexOptions } from './disk-index.js';
 export { checkIndex, type CheckReport } from './check.js';
 export { siteTerms } from './segment-writer.js';
+export type { SegmentView } from './segment-reader.js';
 export * from './types.js';

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { analyze } from '../../../src/engine/analysis/analyzer.js';
-import { checkIndex, Index, NO_MORE_DOCS, siteTerms, TITLE_TEXT_POSITION_GAP } from '../../../src/engine/index/index.js';
+import { checkIndex, Index, NO_MORE_DOCS, siteTerms, TITLE_TEXT_POSITION_GAP, type SegmentView } from '../../../src/engine/index/index.js';
 import { liveDocuments, tempDir, type LiveDoc } from './fixtures.js';
 
 const WORD = fc.constantFrom('alpha', 'beta', 'gamma', 'running', 'runs', 'ran', 'Café', 'naïve', 'x1', '42', 'debian', 'the', 'ünïcödé', '日本');
@@ -100,7 +100,7 @@ test('random upserts, deletes, commits and merges round-trip stored fields, leng
               n++;
               assert.ok(c.freq() <= c.maxFreq && seg.length(d) >= c.minLength, 'term-wide impact bound');
               if (!seg.isLive(d)) continue;
-              const pos = [...c.positions()];
+              const pos: number[] = [...c.positions()];
               assert.equal(c.freq(), term.startsWith('site:') ? 1 : pos.length);
               got.set(seg.cid(d), pos);
             }
@@ -111,7 +111,7 @@ test('random upserts, deletes, commits and merges round-trip stored fields, leng
         }
         // no term beyond the expected ones has a live posting
         for (const seg of segments) {
-          for (const term of seg.terms()) {
+          for (const term of (seg as SegmentView).terms()) {
             if (expected.has(term)) continue;
             const c = seg.postings(term)!;
             for (let d = c.nextDoc(); d !== NO_MORE_DOCS; d = c.nextDoc()) assert.ok(!seg.isLive(d), `stray live posting of ${term}`);
