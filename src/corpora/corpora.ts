@@ -17,10 +17,9 @@ import { join } from 'node:path';
 import { BadScopeError, ConflictError, QuarryError, UnavailableError } from '../errors.js';
 import type { EventBus } from '../events/bus.js';
 import { openDb, type Db } from '../store/db.js';
-import { Index } from '../engine/index/disk-index.js';
-import type { IndexOptions } from '../engine/index/types.js';
+import { Index, type IndexOptions, type Searcher } from '../engine/index.js';
 import { CidRegistry } from './cid.js';
-import { defaultConfigFile, loadCorporaConfig, type CorporaConfig } from './config.js';
+import { defaultConfigFile, loadCorporaConfig, resolveCorporaConfig, type CorporaConfig } from './config.js';
 import { ingest, type AckedCommit, type IngestProgress, type IngestReport, type ReadItem } from './ingest.js';
 import { listOwnSources, readSourceFile, type SourceFile } from './sources.js';
 
@@ -51,8 +50,15 @@ export const EXTRACTION_VERSION = 1;
 
 export interface CorporaOptions {
   dataDir: string;
-  /** Resolved configuration; default: `<data>/corpora.json` when present, else the defaults. */
-  config?: CorporaConfig;
+  /**
+   * The service's configuration object (`quarry serve --config`): its `corpora` member, when present, is
+   * the corpora configuration (./config.ts), relative paths resolved against `configDir`. Without one,
+   * `<data>/corpora.json` when present, else the defaults.
+   */
+  config?: Record<string, unknown>;
+  configDir?: string;
+  /** An already resolved configuration: wins over `config` (tests, the CLI). */
+  resolved?: CorporaConfig;
   bus?: EventBus;
   /** Passed to every `Index.open`. */
   indexOptions?: IndexOptions;
@@ -72,6 +78,9 @@ export interface ScopeIngestOptions {
   phase?: string;
 }
 
+/** The `phase` of own-corpus progress reports (and of its `index.progress` events). */
+export const OWN_PHASE = 'indexing';
+
 export interface OwnIndexReport {
   /** True when nothing had changed since the last indexing: the index was reused as it was. */
   reused: boolean;
@@ -86,7 +95,7 @@ export interface OwnIndexReport {
   report?: IngestReport;
 }
 
-export interface OwnProgress { done: number; total: number }
+export interface OwnProgress { phase: string; done: number; total: number }
 
 interface Fingerprint {
   version: number;
@@ -171,7 +180,7 @@ export class Corpora {
   }
 
   /** The searcher of the newest commit of `scope` known here. */
-  searcher(scope: Scope) {
+  searcher(scope: Scope): Searcher {
     return this.index(scope).searcher();
   }
 
@@ -263,28 +272,30 @@ export class Corpora {
    * progress); later, only files whose size or modification time changed, and documents of files that
    * are gone are deleted; when nothing changed it returns at once (`reused`). Concurrent calls share one
    * run. The fingerprint of the sources (`<data>/index/own.sources.json`) is written only after the last
-   * commit, so an interrupted run is simply redone.
+   * commit, so an interrupted run is simply redone. `full` reads every file again (after an extraction
+   * change the version constant does not cover, or to repair).
    */
-  ensureOwnIndexed(onProgress?: (p: OwnProgress) => void): Promise<OwnIndexReport> {
+  ensureOwnIndexed(onProgress?: (p: OwnProgress) => void, options: { full?: boolean } = {}): Promise<OwnIndexReport> {
     this.#assertOpen();
-    this.#own ??= this.#indexOwn(onProgress).finally(() => { this.#own = undefined; });
+    this.#own ??= this.#indexOwn(onProgress, options.full === true).finally(() => { this.#own = undefined; });
     return this.#own;
   }
 
-  async #indexOwn(onProgress?: (p: OwnProgress) => void): Promise<OwnIndexReport> {
+  async #indexOwn(onProgress: ((p: OwnProgress) => void) | undefined, full: boolean): Promise<OwnIndexReport> {
     const files = listOwnSources(this.config);
     const fpFile = fingerprintFile(this.dataDir);
     const prev = readFingerprint(fpFile);
+    // `full`: every file is read again, and documents of files gone since the last run are still deleted.
     const idx = this.index('own');
     const stats = idx.stats();
     const valid = prev !== undefined && prev.version === EXTRACTION_VERSION && stats.generation >= prev.generation
       && !(stats.docs === 0 && prev.docs > 0);
     const current = new Set(files.map((f) => f.key));
-    const changed: SourceFile[] = files.filter((f) => !valid || prev!.files[f.key] !== f.stamp);
+    const changed: SourceFile[] = files.filter((f) => full || !valid || prev!.files[f.key] !== f.stamp);
     const removed = valid ? Object.keys(prev!.files).filter((k) => !current.has(k)) : [];
     const base = { files: files.length, changed: changed.length, removed: removed.length };
     if (changed.length === 0 && removed.length === 0 && valid) {
-      onProgress?.({ done: files.length, total: files.length });
+      onProgress?.({ phase: OWN_PHASE, done: files.length, total: files.length });
       return { reused: true, ...base };
     }
     const { maxRecordBytes, maxTextChars } = this.config.ingest;
@@ -296,20 +307,20 @@ export class Corpora {
         yield item;
       }
     };
-    onProgress?.({ done: 0, total: changed.length });
+    onProgress?.({ phase: OWN_PHASE, done: 0, total: changed.length });
     let report: IngestReport;
     try {
       report = await this.ingest('own', items(), {
-        phase: 'indexing',
+        phase: OWN_PHASE,
         total: changed.length,
         deleteKeys: removed,
-        onProgress: () => onProgress?.({ done, total: changed.length }),
+        onProgress: () => onProgress?.({ phase: OWN_PHASE, done, total: changed.length }),
       });
     } catch (err) {
       if (QuarryError.is(err) && err.code === 'conflict') return { reused: false, busy: true, ...base };
       throw err;
     }
-    onProgress?.({ done: changed.length, total: changed.length });
+    onProgress?.({ phase: OWN_PHASE, done: changed.length, total: changed.length });
     const after = idx.stats();
     const fp: Fingerprint = {
       version: EXTRACTION_VERSION,
@@ -343,7 +354,10 @@ export class Corpora {
  */
 export async function openCorpora(options: CorporaOptions): Promise<Corpora> {
   const { dataDir } = options;
-  const config = options.config ?? loadCorporaConfig(defaultConfigFile(dataDir), { optional: true });
+  const section = options.config?.['corpora'];
+  const config = options.resolved
+    ?? (section !== undefined ? resolveCorporaConfig(section, options.configDir ?? process.cwd()) : undefined)
+    ?? loadCorporaConfig(defaultConfigFile(dataDir), { optional: true });
   mkdirSync(join(dataDir, 'index'), { recursive: true });
   const db = openDb(join(dataDir, 'state.sqlite'));
   const indexes = new Map<Scope, Index>();
