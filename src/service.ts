@@ -11,15 +11,16 @@
  */
 import { join, resolve } from 'node:path';
 import { mkdirSync, readFileSync } from 'node:fs';
-import type { Policy } from './auth/principal.js';
+import { createAuth } from './auth/index.js';
+import { createControlPlane } from './control/index.js';
+import { openCorpora, type Corpora } from './corpora/index.js';
 import { EventBus } from './events/bus.js';
 import { eventRoutes } from './events/routes.js';
 import { UnavailableError } from './errors.js';
-import { anonymousOnlyPolicy } from './http/anonymous-policy.js';
 import type { ServerLimits } from './http/limits.js';
 import { buildOpenApi, openApiRoutes } from './http/openapi.js';
 import type { RouteGroup } from './http/route.js';
-import { searchRoutes, type Scope, type ScopeSearcher, type SearchCorpora } from './http/search-routes.js';
+import { searchRoutes, type SearchCorpora } from './http/search-routes.js';
 import { QuarryServer, consoleLogger, type Logger } from './http/server.js';
 import { ensureTls, loadTls, type TlsMaterial } from './http/tls.js';
 import { openDb, type Db } from './store/db.js';
@@ -44,12 +45,10 @@ export interface ServiceOptions {
   onIndexProgress?: (progress: IndexProgress) => void;
 }
 
-/** What the corpora report while indexing; every field but `phase` optional. */
+/** What the corpora report while indexing the own corpus: source files done of total. */
 export interface IndexProgress {
-  phase?: string;
-  done?: number;
-  total?: number;
-  [k: string]: unknown;
+  done: number;
+  total: number;
 }
 
 export interface RunningService {
@@ -68,24 +67,6 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
-/** The corpora as this root uses them (src/corpora `openCorpora`). */
-interface Corpora {
-  searcher(scope: Scope): ScopeSearcher;
-  ensureOwnIndexed?(onProgress?: (p: IndexProgress) => void): Promise<unknown>;
-  close(): Promise<void>;
-}
-
-/** A part that may not exist yet in this build: its module, loaded when present. */
-async function optionalModule(path: string): Promise<Record<string, unknown> | undefined> {
-  try {
-    return await import(path) as Record<string, unknown>;
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ERR_MODULE_NOT_FOUND' && String((err as Error).message).includes(path.replace(/^\.\//, '').replace(/\.js$/, ''))) return undefined;
-    throw err;
-  }
-}
-
 export async function startService(options: ServiceOptions): Promise<RunningService> {
   const log = options.log ?? consoleLogger;
   const dataDir = resolve(options.dataDir);
@@ -99,50 +80,41 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
 
   let tls = await ensureTls({ dataDir, certFile: options.certFile, keyFile: options.keyFile });
 
-  // Auth: the policy that resolves each request's principal, and the auth route group.
-  let policy: Policy = anonymousOnlyPolicy();
-  const groups: RouteGroup[] = [];
-  const authModule = await optionalModule('./auth/index.js');
-  if (authModule && typeof authModule.createAuth === 'function') {
-    const authConfig = (typeof config.auth === 'object' && config.auth !== null ? config.auth : {}) as Record<string, unknown>;
-    const auth = (authModule.createAuth as (o: unknown) => { policy: Policy; group: RouteGroup; close?: () => Promise<void> | void })({
-      ...authConfig, db, dataDir, bus,
-    });
-    policy = auth.policy;
-    groups.push(auth.group);
-    if (auth.close) closers.push(() => auth.close!());
-  } else {
-    log.info('quarry: auth is not part of this build; every caller is anonymous and capabilities are refused.');
-  }
+  const section = (name: string): Record<string, unknown> => {
+    const v = config[name];
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? v as Record<string, unknown> : {};
+  };
 
-  // Corpora: opened in the background; until then search answers 503 with Retry-After.
+  // Auth: the policy that resolves each request's principal, and its route group.
+  const auth = createAuth({ ...section('auth'), db, dataDir, bus });
+  closers.push(() => auth.close());
+  const groups: RouteGroup[] = [auth.group];
+
+  // Corpora: opened in the background once the server listens; until then search answers 503.
   let corpora: Corpora | undefined;
+  let ownReady = false;
   const search: SearchCorpora = {
     searcher(scope) {
       if (!corpora) throw new UnavailableError('The indexes are not open yet; retry shortly.', 2);
+      // The own corpus is indexed on first start; until that finishes its answers would be partial.
+      if (scope === 'own' && !ownReady) throw new UnavailableError('The own corpus is being indexed; retry shortly.', 2);
       return corpora.searcher(scope);
     },
   };
   groups.push(searchRoutes(search));
-
   groups.push(eventRoutes({ bus }));
 
-  const controlModule = await optionalModule('./control/index.js');
-  if (controlModule && typeof controlModule.createControlPlane === 'function') {
-    const control = await (controlModule.createControlPlane as (o: unknown) => Promise<{ routes: RouteGroup | RouteGroup[]; close?: () => Promise<void> | void }>)({
-      db, dataDir, bus, config, log,
-    });
-    groups.push(...(Array.isArray(control.routes) ? control.routes : [control.routes]));
-    if (control.close) closers.push(control.close);
-  } else {
-    log.info('quarry: the control plane is not part of this build.');
-  }
+  // Control plane: recovers interrupted operations and reconciles targets before it serves requests.
+  const control = createControlPlane({ ...section('control'), db, bus, dataDir });
+  closers.push(() => control.close());
+  await control.start();
+  groups.push(control);
 
   let openapi: Record<string, unknown> = {};
   groups.push(openApiRoutes(() => openapi));
   openapi = buildOpenApi(groups);
 
-  const server = new QuarryServer({ groups, tls, policy, limits: options.limits ?? {}, log });
+  const server = new QuarryServer({ groups, tls, policy: auth.policy, limits: options.limits ?? {}, log });
   const host = options.host ?? '127.0.0.1';
   const address = await server.listen(options.port ?? 8443, host);
   const urlHost = host.includes(':') ? `[${host}]` : host;
@@ -150,19 +122,13 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
 
   let closed = false;
   let closing: Promise<void> | undefined;
-  const corporaModule = await optionalModule('./corpora/index.js');
   const ready = (async () => {
-    if (!corporaModule || typeof corporaModule.openCorpora !== 'function') {
-      log.info('quarry: the corpora are not part of this build; search answers 503.');
-      return;
-    }
-    const opened = await (corporaModule.openCorpora as (o: unknown) => Promise<Corpora>)({
-      dataDir, config, configDir: options.configDir, bus, db, log,
-    });
+    const opened = await openCorpora({ dataDir, bus, config, ...(options.configDir ? { configDir: options.configDir } : {}) });
     closers.push(() => opened.close());
     if (closed) return;
-    await opened.ensureOwnIndexed?.(options.onIndexProgress);
     corpora = opened;
+    await opened.ensureOwnIndexed(options.onIndexProgress);
+    ownReady = true;
   })();
   ready.catch((err) => log.error('quarry: opening the corpora failed; search answers 503', err));
 

@@ -40,7 +40,7 @@ class ProgressBar {
     this.#last = now;
     const done = typeof p.done === 'number' ? p.done : undefined;
     const total = typeof p.total === 'number' && p.total > 0 ? p.total : undefined;
-    const phase = typeof p.phase === 'string' ? p.phase : 'indexing';
+    const phase = 'indexing the own corpus';
     let line: string;
     if (done !== undefined && total !== undefined) {
       const frac = Math.min(1, done / total);

@@ -4,38 +4,18 @@
  * page syntax, cid syntax), asks the scope's searcher, and shapes the JSON. The query language, its
  * limits and ranking belong to the engine, which throws `BadQueryError`/`BadPageError` itself.
  */
-import { BadCidError, BadPageError, BadQueryError, BadScopeError, NotFoundError, UnavailableError } from '../errors.js';
+import {
+  parseCid, DEFAULT_PAGE_SIZE, MAX_QUERY_BYTES, MAX_RESULT_WINDOW, type Cid, type Searcher,
+} from '../engine/index.js';
+import { BadPageError, BadQueryError, BadScopeError, NotFoundError, UnavailableError } from '../errors.js';
 import { errorBody } from './errors.js';
 import { errorResponses } from './openapi.js';
 import type { RequestContext, RouteGroup } from './route.js';
 
-// The engine's public types, as far as this face uses them (structurally equal to src/engine/index.ts).
-export type Cid = bigint;
-export interface SearchHit { cid: Cid; score: number; title: string; url?: string; host?: string; snippet?: string }
-export interface SearchResult { total: number; hits: SearchHit[]; phraseExact?: boolean; didYouMean?: string }
-export interface StoredDocument { cid: Cid; title: string; text: string; url?: string; host?: string }
-
-const MAX_CID = (1n << 63n) - 1n;
-
-/** CONTRACT §1 `bad_cid`: 1–19 ASCII digits, no leading zero (except "0"), at most 2^63−1. */
-export function parseCid(raw: string | null): Cid {
-  if (raw === null) throw new BadCidError('The parameter cid is required.');
-  if (!/^(0|[1-9][0-9]{0,18})$/.test(raw)) {
-    throw new BadCidError(`cid must be a decimal content id (1–19 digits, no leading zero); got ${JSON.stringify(raw.slice(0, 40))}.`);
-  }
-  const cid = BigInt(raw);
-  if (cid > MAX_CID) throw new BadCidError(`cid ${raw} exceeds 2^63−1.`);
-  return cid;
-}
-
 export type Scope = 'own' | 'web' | 'trusted';
 
-/** What the routes need of a searcher (a subset of the engine's `Searcher`). */
-export interface ScopeSearcher {
-  search(q: string, options?: { page?: number; pageSize?: number; snippets?: boolean }): SearchResult;
-  get(cid: Cid): StoredDocument | undefined;
-  suggest(prefix: string, limit?: number): string[];
-}
+/** What the routes need of a searcher: the engine's `Searcher` (search, get, suggest). */
+export type ScopeSearcher = Pick<Searcher, 'search' | 'get' | 'suggest'>;
 
 /** What the routes need of the corpora: the current searcher of a scope. */
 export interface SearchCorpora {
@@ -57,9 +37,9 @@ export interface SearchRoutesOptions {
 }
 
 const DEFAULTS: Required<SearchRoutesOptions> = {
-  pageSize: 20,
-  maxResultWindow: 10_000,
-  maxQueryBytes: 1024,
+  pageSize: DEFAULT_PAGE_SIZE,
+  maxResultWindow: MAX_RESULT_WINDOW,
+  maxQueryBytes: MAX_QUERY_BYTES,
   maxDocTextBytes: 1024 * 1024,
   suggestLimit: 10,
 };
