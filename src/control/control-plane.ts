@@ -767,7 +767,6 @@ export class ControlPlane {
     const delay = Math.min(this.#o.reconcileBackoffMaxMs, this.#o.reconcileBackoffInitialMs * 2 ** (b.failures - 1));
     if (b.timer) clearTimeout(b.timer);
     b.timer = setTimeout(() => { b.timer = undefined; this.#enqueue(target); }, delay);
-    b.timer.unref();
     this.#backoff.set(target, b);
   }
 

@@ -138,7 +138,6 @@ export class Supervisor {
           this.#spawn(proc, command);
           this.#o.onRestart?.(proc.target, proc.version, proc.restarts);
         }, delay);
-        proc.timer.unref();
       });
     });
   }
