@@ -7,6 +7,12 @@ type CommandModule = { run(args: string[]): Promise<number> };
 
 const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandModule> }> = {
   serve: { summary: 'run the HTTPS service', load: () => import('./serve.js') },
+  index: { summary: 'index the own corpus from its configured sources (only what changed)', load: () => import('./index-command.js') },
+  import: { summary: 'import JSONL (BEIR) or WARC files into a corpus', load: () => import('./import.js') },
+  search: { summary: 'search a corpus from the command line', load: () => import('./search.js') },
+  doc: { summary: 'print one document by cid', load: () => import('./doc.js') },
+  suggest: { summary: 'complete a word from a corpus', load: () => import('./suggest.js') },
+  stats: { summary: 'show the size of each corpus', load: () => import('./stats.js') },
   user: { summary: 'add, list or disable accounts (local, on the data directory)', load: async () => (await import('./auth.js')).user },
   invite: { summary: 'create an invite code for a new account', load: async () => (await import('./auth.js')).invite },
   cap: { summary: 'mint, list or revoke capabilities (local, on the data directory)', load: async () => (await import('./auth.js')).cap },
