@@ -1,0 +1,151 @@
+// The control plane over HTTPS on a real `quarry serve`: every response is validated against the served
+// OpenAPI document. Inventory, 401/404 ordering, build → stage → deploy → verdict, a tarball upload, a
+// hostile upload, Idempotency-Key replay, 409 on a locked target, dry runs and the ops endpoint.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connect, type TestClient } from '../support/client.js';
+import type { TestServer } from '../support/server.js';
+import { mintCap, prepare, startControlServer } from './server-support.js';
+import { rawTar, sha256 } from './tarball.js';
+
+let dir: string;
+let srv: TestServer;
+let c: TestClient;
+let anon: TestClient;
+let scoped: TestClient;
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'quarry-control-http-'));
+  const s = prepare(dir);
+  const cap = mintCap(s.dataDir);
+  const scopedCap = mintCap(s.dataDir, 'mgmt.read,mgmt.build', 'sites');
+  srv = await startControlServer(s);
+  c = connect(srv, { headers: { authorization: `Bearer ${cap}` } });
+  scoped = connect(srv, { headers: { authorization: `Bearer ${scopedCap}` } });
+  anon = connect(srv);
+});
+after(async () => {
+  c?.close(); anon?.close(); scoped?.close();
+  await srv?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function until(opId: string): Promise<Record<string, any>> {
+  for (;;) {
+    const r = await c.get(`/api/ops/${opId}`);
+    assert.equal(r.status, 200);
+    if (r.json.state === 'succeeded' || r.json.state === 'failed') return r.json;
+    await new Promise((res) => setTimeout(res, 50));
+  }
+}
+
+test('inventory: 41 targets from the allowlist, with source, revision and lifecycle', async () => {
+  const r = await c.get('/api/inventory');
+  assert.equal(r.status, 200);
+  assert.equal(r.json.v, 1);
+  assert.equal(r.json.count, 41);
+  assert.equal(r.json.targets.length, 41);
+  assert.equal(r.json.source, 'deploy/allowlist.txt');
+  assert.match(r.json.revision, /^sha256:[0-9a-f]{64}$/);
+  assert.deepEqual(r.json.lifecycle, {
+    build: 'POST /api/build', stage: 'POST /api/upload', promote: 'POST /api/deploy',
+    version_verdict: 'GET /api/deploy_status', rollback: 'POST /api/rollback',
+  });
+  assert.equal((await anon.get('/api/inventory')).status, 401);
+});
+
+test('unknown target is 404 unknown_target, even before authentication', async () => {
+  for (const [client, method, path, body] of [
+    [c, 'POST', '/api/deploy', { target: 'nope' }], [anon, 'POST', '/api/build', { target: 'nope' }],
+    [c, 'GET', '/api/deploy_status?target=nope', undefined],
+  ] as const) {
+    const r = await client.request(method, path, body);
+    assert.equal(r.status, 404, path);
+    assert.equal(r.json.error.code, 'unknown_target');
+  }
+  const r = await anon.post('/api/build', { target: 'sites' });
+  assert.equal(r.status, 401);
+  const f = await scoped.post('/api/build', { target: 'relate' });
+  assert.equal(f.status, 403);
+  assert.equal(f.json.error.code, 'forbidden');
+});
+
+test('build → stage → deploy → in_sync over HTTP, with Idempotency-Key replay and 409', async () => {
+  const key = { headers: { 'idempotency-key': 'build-gengw-1' } };
+  const b = await c.post('/api/build', { target: 'gengw' }, key);
+  assert.equal(b.status, 202);
+  assert.deepEqual(Object.keys(b.json).sort(), ['kind', 'op_id', 'state', 'target', 'v']);
+  assert.equal(b.headers.location, `/api/ops/${b.json.op_id}`);
+  const conflict = await c.post('/api/build', { target: 'gengw' });
+  assert.equal(conflict.status, 409);
+  assert.equal(conflict.json.error.code, 'conflict');
+  const replay = await c.post('/api/build', { target: 'gengw' }, key);
+  assert.equal(replay.status, 202);
+  assert.equal(replay.json.op_id, b.json.op_id);
+  const built = await until(b.json.op_id);
+  assert.equal(built.state, 'succeeded', built.log);
+  assert.match(built.digest, /^sha256:/);
+
+  const s = await c.post('/api/upload', { target: 'gengw', version: built.version });
+  assert.equal(s.status, 202);
+  assert.equal((await until(s.json.op_id)).state, 'succeeded');
+
+  const plan = await c.post('/api/deploy', { target: 'gengw', dry_run: true });
+  assert.equal(plan.status, 200);
+  assert.equal(plan.json.plan.to, built.version);
+  const d = await c.post('/api/deploy', { target: 'gengw', reason: 'http test', expected_generation: 0 });
+  assert.equal(d.status, 202);
+  const done = await until(d.json.op_id);
+  assert.equal(done.state, 'succeeded', done.log);
+  assert.equal(done.version, built.version);
+
+  const st = await c.get('/api/deploy_status?target=gengw');
+  assert.equal(st.status, 200);
+  const [t] = st.json.targets;
+  assert.equal(t.verdict, 'in_sync');
+  assert.equal(t.live.version, built.version);
+  assert.equal(t.generation, 1);
+  const stale = await c.post('/api/deploy', { target: 'gengw', expected_generation: 0 });
+  assert.equal(stale.status, 409);
+
+  const all = await c.get('/api/deploy_status');
+  assert.equal(all.json.targets.length, 41);
+  const mine = await scoped.get('/api/deploy_status');
+  assert.deepEqual(mine.json.targets.map((x: { target: string }) => x.target), ['sites']);
+});
+
+test('an artifact uploaded as the body is staged; a hostile one is 400 with nothing written', async () => {
+  const tar = rawTar([{ path: 'index.html', body: '<p>from upload</p>' }]);
+  const bad = rawTar([{ path: '../escape.html', body: 'x' }]);
+  const h = { headers: { 'content-type': 'application/x-tar' } };
+  const r1 = await c.post(`/api/upload?target=docportal&digest=${sha256(bad)}`, bad, h);
+  assert.equal(r1.status, 400);
+  assert.equal(r1.json.error.code, 'bad_request');
+  const r2 = await c.post(`/api/upload?target=docportal&digest=${sha256(Buffer.from('other'))}`, tar, h);
+  assert.equal(r2.status, 400);
+  assert.equal(r2.json.error.param, 'digest');
+  const ok = await c.post(`/api/upload?target=docportal&digest=${sha256(tar)}`, tar, h);
+  assert.equal(ok.status, 202, ok.text);
+  assert.equal((await until(ok.json.op_id)).state, 'succeeded');
+  const d = await c.post('/api/deploy', { target: 'docportal' });
+  assert.equal((await until(d.json.op_id)).state, 'succeeded');
+  const st = await c.get('/api/deploy_status?target=docportal');
+  assert.equal(st.json.targets[0].verdict, 'in_sync');
+  assert.equal(st.json.targets[0].live.digest, sha256(tar));
+});
+
+test('rollback with nothing to roll back to is 400; reconcile and restart answer 202', async () => {
+  const r = await c.post('/api/rollback', { target: 'gengw' });
+  assert.equal(r.status, 400);
+  const rec = await c.post('/api/reconcile', { target: 'gengw' });
+  assert.equal(rec.status, 202);
+  assert.equal((await until(rec.json.op_id)).state, 'succeeded');
+  const rs = await c.post('/api/restart', { target: 'gengw' });
+  assert.equal(rs.status, 202);
+  assert.equal((await until(rs.json.op_id)).state, 'succeeded');
+  const nf = await c.get('/api/ops/op_doesnotexist');
+  assert.equal(nf.status, 404);
+});
