@@ -207,3 +207,18 @@ export function loadCorporaConfig(file: string, options: { optional?: boolean; r
   }
   return resolveCorporaConfig(value, dirname(resolve(file)), options);
 }
+
+/**
+ * The corpora configuration of a `--config` file as `quarry serve` reads it: the file's `corpora` member
+ * when it has one (a whole service configuration), else the file itself (a corpora-only file).
+ */
+export function loadCorporaConfigFromServiceFile(file: string): CorporaConfig {
+  let value: unknown;
+  try {
+    value = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new BadRequestError(`Configuration ${file} cannot be read as JSON: ${(err as Error).message}.`, 'config');
+  }
+  const section = isObject(value) && 'corpora' in value ? value.corpora : value;
+  return resolveCorporaConfig(section, dirname(resolve(file)));
+}

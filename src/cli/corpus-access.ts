@@ -1,0 +1,40 @@
+/**
+ * How the data commands reach the corpora: the configuration (`--config` / `QUARRY_CONFIG`, else
+ * `<data>/corpora.json`, else the defaults: the same rule as `quarry serve`), the `--corpus` option, and
+ * read-only opening of one index, which takes no writer lock, so `quarry search` works while a server
+ * or an import runs on the same data directory.
+ */
+import { Index } from '../engine/index.js';
+import { corpusExists, indexDir, isScope, SCOPES, type Scope } from '../corpora/corpora.js';
+import { defaultConfigFile, loadCorporaConfig, loadCorporaConfigFromServiceFile, type CorporaConfig } from '../corpora/config.js';
+import { NotFoundError } from '../errors.js';
+import { UsageError } from './command.js';
+
+export const CORPUS_OPTIONS = {
+  corpus: { type: 'string' },
+  /** Alias of --corpus, named as in the HTTP API. */
+  scope: { type: 'string' },
+} as const;
+
+/** `--corpus` (or `--scope`): own, web or trusted; `fallback` when absent. */
+export function corpusOption(values: { corpus?: string | undefined; scope?: string | undefined }, fallback: Scope = 'own'): Scope {
+  const raw = values.corpus ?? values.scope;
+  if (raw === undefined) return fallback;
+  if (!isScope(raw)) throw new UsageError(`--corpus must be one of ${SCOPES.join(', ')}, got ${JSON.stringify(raw)}.`);
+  return raw;
+}
+
+export function loadCliCorporaConfig(configFlag: string | undefined, dataDir: string): CorporaConfig {
+  const file = configFlag ?? process.env['QUARRY_CONFIG'];
+  if (file) return loadCorporaConfigFromServiceFile(file);
+  return loadCorporaConfig(defaultConfigFile(dataDir), { optional: true });
+}
+
+/** Opens the index of `scope` for reading; NotFoundError when it was never created. */
+export async function openIndexReadOnly(dataDir: string, scope: Scope): Promise<Index> {
+  if (!corpusExists(dataDir, scope)) {
+    const hint = scope === 'own' ? 'quarry index' : `quarry import --corpus ${scope}`;
+    throw new NotFoundError(`The ${scope} corpus has no index in ${dataDir} yet; create it with \`${hint}\`.`);
+  }
+  return Index.open(indexDir(dataDir, scope));
+}

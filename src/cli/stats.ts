@@ -1,0 +1,38 @@
+/**
+ * `quarry stats`: documents, segments, generation and size of each corpus of a data directory
+ * (read-only; a corpus never created shows as absent).
+ */
+import { corpusExists, SCOPES, type Scope } from '../corpora/corpora.js';
+import { COMMON_OPTIONS, EXIT_OK, parseCommandArgs, printJsonLine, resolveDataDir, runCommand, UsageError } from './command.js';
+import { CORPUS_OPTIONS, corpusOption, openIndexReadOnly } from './corpus-access.js';
+
+const USAGE = `usage: quarry stats [--corpus own|web|trusted] [--data DIR] [--json]
+
+Shows the size of every corpus (or of one).`;
+
+export async function run(args: string[]): Promise<number> {
+  let json = false;
+  return runCommand('stats', USAGE, () => json, async () => {
+    const { values, positionals } = parseCommandArgs(args, { ...COMMON_OPTIONS, ...CORPUS_OPTIONS });
+    json = values.json === true;
+    if (values.help) { console.log(USAGE); return EXIT_OK; }
+    if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}.`);
+    const dataDir = resolveDataDir(values.data);
+    const scopes: readonly Scope[] = values.corpus ?? values.scope ? [corpusOption(values)] : SCOPES;
+    const corpora: Record<string, { exists: boolean; docs: number; segments: number; generation: number; bytes: number }> = {};
+    for (const scope of scopes) {
+      if (!corpusExists(dataDir, scope)) { corpora[scope] = { exists: false, docs: 0, segments: 0, generation: 0, bytes: 0 }; continue; }
+      const index = await openIndexReadOnly(dataDir, scope);
+      try { corpora[scope] = { exists: true, ...index.stats() }; } finally { await index.close(); }
+    }
+    if (json) { printJsonLine({ v: 1, data: dataDir, corpora }); return EXIT_OK; }
+    console.log(`data directory ${dataDir}`);
+    console.log(`${'corpus'.padEnd(8)} ${'docs'.padStart(10)} ${'segments'.padStart(9)} ${'generation'.padStart(11)} ${'size'.padStart(10)}`);
+    for (const [scope, s] of Object.entries(corpora)) {
+      if (!s.exists) { console.log(`${scope.padEnd(8)} ${'(none)'.padStart(10)}`); continue; }
+      const size = s.bytes >= 1048576 ? `${(s.bytes / 1048576).toFixed(1)} MiB` : `${(s.bytes / 1024).toFixed(1)} KiB`;
+      console.log(`${scope.padEnd(8)} ${s.docs.toLocaleString('en-US').padStart(10)} ${String(s.segments).padStart(9)} ${String(s.generation).padStart(11)} ${size.padStart(10)}`);
+    }
+    return EXIT_OK;
+  });
+}
