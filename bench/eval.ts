@@ -1,0 +1,100 @@
+/**
+ * `npm run eval [-- <BEIR dir>] [--reference-only]`: relevance of Quarry on a judged collection.
+ *
+ * Builds a Quarry index over the collection (default: SciFact from ../shared/data when present), runs the
+ * test queries (those with judgments in qrels/test.tsv) in plain OR form (bench/dataset.ts), and prints
+ * nDCG@10 and Recall@100 with trec_eval's definitions (bench/metrics.ts), for:
+ *   - Quarry as it answers (integer BM25, CONTRACT §2);
+ *   - the same ranking in floating point (an exhaustive reference BM25, bench/reference-bm25.ts, without
+ *     the rounding): the difference is what integer scores cost;
+ *   - the reference with the contract's rounding, which must equal Quarry's ranking (a cross-check: the
+ *     number of queries whose top 100 differ is printed).
+ */
+import { cpus } from 'node:os';
+import { defaultCollectionPath, judgedQueries, loadCollection, plainQuery } from './dataset.js';
+import { evaluate, type Evaluation } from './metrics.js';
+import { ReferenceBm25 } from './reference-bm25.js';
+
+const DEPTH = 100;
+
+async function quarryRun(c: Awaited<ReturnType<typeof loadCollection>>, queries: { id: string; q: string }[]): Promise<{ run: Map<string, string[]>; positions: Map<string, number[]>; buildMs: number; ms: number }> {
+  const { buildQuarry } = await import('./engines/quarry.js');
+  const t0 = performance.now();
+  const q = await buildQuarry(c.docs);
+  const buildMs = performance.now() - t0;
+  const run = new Map<string, string[]>();
+  const positions = new Map<string, number[]>();
+  const t1 = performance.now();
+  try {
+    for (const { id, q: text } of queries) {
+      let hits = q.searcher.search(text, { pageSize: DEPTH, snippets: false }).hits;
+      if (hits.length < DEPTH) {
+        // a searcher that caps pageSize: walk pages of 20 instead
+        const first = q.searcher.search(text, { page: 0, pageSize: 20, snippets: false });
+        if (first.total > hits.length) {
+          hits = [];
+          for (let page = 0; page * 20 < Math.min(DEPTH, first.total); page++) hits.push(...q.searcher.search(text, { page, pageSize: 20, snippets: false }).hits);
+        }
+      }
+      const pos = hits.slice(0, DEPTH).map((h) => Number(h.cid) - 1);
+      positions.set(id, pos);
+      run.set(id, pos.map((p) => c.docs[p]!.id));
+    }
+  } finally {
+    await q.close();
+  }
+  return { run, positions, buildMs, ms: performance.now() - t1 };
+}
+
+function line(label: string, e: Evaluation): string {
+  return `| ${label} | ${e.ndcg10.toFixed(4)} | ${e.recall100.toFixed(4)} |`;
+}
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const path = args.find((a) => !a.startsWith('--')) ?? defaultCollectionPath('scifact');
+  if (!path) throw new Error('no collection given and ../shared/data/scifact is absent: npm run eval -- <BEIR dir>');
+  const c = await loadCollection(path);
+  const queries = judgedQueries(c).map((q) => ({ id: q.id, q: plainQuery(q.text) }));
+  console.log(`# eval: ${c.name} — ${c.docs.length} documents, ${queries.length} judged test queries (${c.qrels.size} in qrels); node ${process.version}, ${cpus()[0]?.model ?? '?'}`);
+
+  const ref = new ReferenceBm25(c.docs);
+  const floatRun = new Map<string, string[]>();
+  const intPositions = new Map<string, number[]>();
+  const intRun = new Map<string, string[]>();
+  for (const { id, q } of queries) {
+    floatRun.set(id, ref.search(q, DEPTH, 'float').map((p) => c.docs[p]!.id));
+    const ip = ref.search(q, DEPTH, 'int');
+    intPositions.set(id, ip);
+    intRun.set(id, ip.map((p) => c.docs[p]!.id));
+  }
+  const floatEval = evaluate(c.qrels, floatRun);
+  const intEval = evaluate(c.qrels, intRun);
+
+  console.log('');
+  console.log('| ranking | nDCG@10 | Recall@100 |');
+  console.log('|---|---:|---:|');
+  if (!args.includes('--reference-only')) {
+    const q = await quarryRun(c, queries);
+    const qEval = evaluate(c.qrels, q.run);
+    console.log(line('Quarry (integer BM25, as served)', qEval));
+    console.log(line('same ranking in floating point (reference)', floatEval));
+    console.log(line('reference with the contract\'s integer rounding', intEval));
+    let differ = 0;
+    for (const { id } of queries) if (JSON.stringify(q.positions.get(id)) !== JSON.stringify(intPositions.get(id))) differ++;
+    console.log('');
+    console.log(`integer − float nDCG@10: ${(qEval.ndcg10 - floatEval.ndcg10).toFixed(4)} (budget: −0.003)`);
+    console.log(`queries whose top ${DEPTH} differs between Quarry and the integer reference: ${differ} of ${queries.length}`);
+    console.log(`Quarry build ${(q.buildMs / 1000).toFixed(2)} s; ${queries.length} queries × top ${DEPTH} in ${(q.ms / 1000).toFixed(2)} s`);
+  } else {
+    console.log(line('reference BM25, floating point', floatEval));
+    console.log(line('reference BM25, contract integer rounding', intEval));
+    console.log('');
+    console.log(`integer − float nDCG@10: ${(intEval.ndcg10 - floatEval.ndcg10).toFixed(4)}`);
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
