@@ -35,14 +35,16 @@ class AnonymousPrincipal implements Principal {
 class CapabilityPrincipal implements Principal {
   readonly kind = 'capability' as const;
   readonly capId: string;
+  readonly rootCapId: string;
   readonly account?: string;
   readonly rights: ReadonlySet<Right>;
   readonly expiresAt?: Date;
   readonly #grant: Grant;
   readonly #anonymous: ReadonlySet<Right>;
 
-  constructor(capId: string, account: string | undefined, grant: Grant, anonymous: ReadonlySet<Right>) {
+  constructor(capId: string, rootCapId: string, account: string | undefined, grant: Grant, anonymous: ReadonlySet<Right>) {
     this.capId = capId;
+    this.rootCapId = rootCapId;
     if (account !== undefined) this.account = account;
     if (grant.expiresAt !== undefined) this.expiresAt = grant.expiresAt;
     this.#grant = grant;
@@ -106,7 +108,7 @@ export function createPolicy(options: PolicyOptions): Policy & { readonly anonym
         throw new BadRequestError('The request carries two different capabilities; send exactly one.', 'authorization');
       }
       const verified = caps.verify([...presented][0]!);
-      return new CapabilityPrincipal(verified.capId, verified.account, verified.grant, anonymousRights);
+      return new CapabilityPrincipal(verified.capId, verified.rootId, verified.account, verified.grant, anonymousRights);
     },
   };
 }

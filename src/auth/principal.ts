@@ -27,6 +27,12 @@ export interface Principal {
   readonly kind: 'anonymous' | 'capability';
   /** Capability id (never the capability itself); absent for anonymous callers. */
   readonly capId?: string;
+  /**
+   * Id of the root capability this one descends from (itself for a root). Every attenuation, online or
+   * offline, gets a new `capId` but keeps this: key per-holder limits (rate limiting) on it, so narrowing
+   * a capability many times does not multiply its allowance.
+   */
+  readonly rootCapId?: string;
   /** Account the capability was issued to, when it came from a login or an invite. */
   readonly account?: string;
   /** Whether this caller holds `right`, and for `mgmt.*` rights whether it covers `target`. */

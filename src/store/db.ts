@@ -7,7 +7,7 @@
  * corpora/crawl.
  */
 import Database from 'better-sqlite3';
-import { readdirSync, readFileSync, mkdirSync } from 'node:fs';
+import { readdirSync, readFileSync, mkdirSync, existsSync, chmodSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { InternalError } from '../errors.js';
@@ -36,7 +36,11 @@ export function loadMigrations(dir = MIGRATIONS_DIR): Migration[] {
 /** Opens (creating if needed) the state database at `file` and applies pending migrations. */
 export function openDb(file: string, migrations: Migration[] = loadMigrations()): Db {
   mkdirSync(dirname(file), { recursive: true });
+  const fresh = !existsSync(file);
   const db = new Database(file);
+  // Accounts, capability records and the audit trail are nobody else's business; SQLite gives the -wal
+  // and -shm files the database file's mode, so setting it before WAL is enabled covers all three.
+  if (fresh) chmodSync(file, 0o600);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL'); // an acknowledged write survives power loss, not only a process crash
   db.pragma('foreign_keys = ON');
