@@ -160,7 +160,8 @@ function executeSegment(
       if (collector && total > 0) {
         const fresh = open(seg, q, weight)!;
         const scorers: TermScorer[] = fresh.should.map((c) => ({ cursor: c.terms[0]!.cursor, weight: weight.weights[c.terms[0]!.id]! }));
-        const accept = (doc: number): boolean => {
+        const filtered = seg.liveDocs < seg.maxDoc || fresh.siteFilters.length > 0 || fresh.exclusions.length > 0;
+        const accept = !filtered ? undefined : (doc: number): boolean => {
           if (!seg.isLive(doc)) return false;
           for (const f of fresh.siteFilters) if (!matchesAt(f, doc)) return false;
           for (const e of fresh.exclusions) if (matchesAt(e, doc)) return false;

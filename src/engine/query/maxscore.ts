@@ -20,70 +20,89 @@ export interface TermScorer {
   weight: number;
 }
 
-interface Slot extends TermScorer {
-  /** Upper bound of the contribution within the current window (0 once the list is exhausted). */
-  bound: number;
-}
-
 /**
- * Offers to `collector` every live document `accept`s whose score could enter it, with its exact score.
- * `accept` is called with increasing doc numbers and says whether a candidate passes the filters.
+ * Offers to `collector` every document (that `accept`s, when given) whose score could enter it, with its
+ * exact score. `accept` is called with increasing doc numbers and says whether a candidate passes the
+ * filters (liveness included); without it every document is live and unfiltered.
  */
 export function topKDisjunction(
-  seg: SegmentReader, scorers: TermScorer[], accept: (doc: number) => boolean, collector: TopK, bm25: Bm25,
+  seg: SegmentReader, scorers: TermScorer[], accept: ((doc: number) => boolean) | undefined, collector: TopK, bm25: Bm25,
 ): void {
   const n = scorers.length;
-  const slots: Slot[] = scorers.map((s) => ({ ...s, bound: 0 }));
-  /** prefix[i] = Σ bound of slots[0..i] in the window's ascending-bound order. */
+  // Parallel arrays in the window's ascending-bound order (re-sorted per window).
+  const order = Array.from({ length: n }, (_, i) => i);
+  const allCursors = scorers.map((s) => s.cursor);
+  const allWeights = Float64Array.from(scorers, (s) => s.weight);
+  const bounds = new Float64Array(n);
+  const cursors: PostingsCursor[] = allCursors.slice();
+  const weights = new Float64Array(n);
+  /** prefix[i] = Σ bounds of cursors[0..i]. */
   const prefix = new Float64Array(n);
   const firstEssential = (t: number): number => {
     let e = 0;
     while (e < n && prefix[e]! < t) e++;
     return e;
   };
+  const a = bm25.a;
+  const bn = bm25.bn;
+  const round = bm25.round;
 
   let windowStart = 0;
   while (windowStart < NO_MORE_DOCS) {
     let windowEnd = NO_MORE_DOCS;
-    for (const s of slots) {
-      const end = s.cursor.shallowAdvance(windowStart);
+    for (let i = 0; i < n; i++) {
+      const c = allCursors[i]!;
+      const end = c.shallowAdvance(windowStart);
       if (end === NO_MORE_DOCS) {
-        s.bound = 0;
+        bounds[i] = 0;
       } else {
-        s.bound = bm25.score(s.weight, s.cursor.blockMaxFreq(), s.cursor.blockMinLength());
+        bounds[i] = bm25.score(allWeights[i]!, c.blockMaxFreq(), c.blockMinLength());
         if (end < windowEnd) windowEnd = end;
       }
     }
     if (windowEnd === NO_MORE_DOCS) return; // every list exhausted
-    slots.sort((a, b) => a.bound - b.bound);
+    order.sort((x, y) => bounds[x]! - bounds[y]!);
     let acc = 0;
-    for (let i = 0; i < n; i++) prefix[i] = acc += slots[i]!.bound;
+    for (let i = 0; i < n; i++) {
+      const o = order[i]!;
+      cursors[i] = allCursors[o]!;
+      weights[i] = allWeights[o]!;
+      prefix[i] = acc += bounds[o]!;
+    }
 
     let t = collector.minCompetitive;
     let e = firstEssential(t);
     while (e < n) {
       let doc = NO_MORE_DOCS;
       for (let i = e; i < n; i++) {
-        const c = slots[i]!.cursor;
+        const c = cursors[i]!;
         let d = c.doc();
         if (d < windowStart) d = c.advance(windowStart);
         if (d < doc) doc = d;
       }
       if (doc > windowEnd) break;
-      if (accept(doc)) {
-        const dl = seg.length(doc);
+      if (accept === undefined || accept(doc)) {
+        const norm = a + bn * seg.length(doc);
         let score = 0;
         for (let i = e; i < n; i++) {
-          const s = slots[i]!;
-          if (s.cursor.doc() === doc) score += bm25.score(s.weight, s.cursor.freq(), dl);
+          const c = cursors[i]!;
+          if (c.doc() === doc) {
+            const tf = c.freq();
+            const s = (weights[i]! * tf) / (tf + norm);
+            score += round ? Math.round(s) : s;
+          }
         }
         let competitive = true;
         for (let i = e - 1; i >= 0; i--) {
           if (score + prefix[i]! < t) { competitive = false; break; }
-          const s = slots[i]!;
-          let d = s.cursor.doc();
-          if (d < doc) d = s.cursor.advance(doc);
-          if (d === doc) score += bm25.score(s.weight, s.cursor.freq(), dl);
+          const c = cursors[i]!;
+          let d = c.doc();
+          if (d < doc) d = c.advance(doc);
+          if (d === doc) {
+            const tf = c.freq();
+            const s = (weights[i]! * tf) / (tf + norm);
+            score += round ? Math.round(s) : s;
+          }
         }
         if (competitive) {
           collector.offer(score, seg, doc);
@@ -94,7 +113,7 @@ export function topKDisjunction(
         }
       }
       for (let i = e; i < n; i++) {
-        const c = slots[i]!.cursor;
+        const c = cursors[i]!;
         if (c.doc() === doc) c.nextDoc();
       }
     }

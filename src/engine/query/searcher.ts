@@ -24,6 +24,12 @@ export const MAX_RESULT_WINDOW = 10_000;
 export const DEFAULT_PAGE_SIZE = 20;
 /** Longest snippet, in UTF-16 code units (CONTRACT §2: 240 characters). */
 export const SNIPPET_MAX_CHARS = 240;
+/**
+ * Most did-you-mean corrections a searcher remembers (word → correction or none). A correction is a
+ * bounded walk of the whole surface dictionary (≈ 0.1–1 ms per rare word); queries repeat words, and a
+ * snapshot never changes, so the answer for a word is computed once per snapshot. Cleared when full.
+ */
+export const CORRECTION_CACHE_LIMIT = 50_000;
 /** Suggestions returned when the caller does not say (CONTRACT §2: 10). */
 export const DEFAULT_SUGGEST_LIMIT = 10;
 
@@ -84,6 +90,7 @@ class SnapshotSearcher implements Searcher {
   readonly docCount: number;
   private readonly snap: Snapshot;
   private dictionary: SurfaceDictionary | undefined;
+  private readonly corrections = new Map<string, string | null>();
 
   constructor(private readonly segments: SegmentReader[], readonly generation: number, private readonly options: SearcherOptions) {
     this.snap = new Snapshot(segments, options.scoring ?? 'int');
@@ -147,8 +154,14 @@ class SnapshotSearcher implements Searcher {
     let last = 0;
     let changed = false;
     for (const w of words) {
-      const fix = dict.correct(w.surfaces[0]!, this.docCount);
-      if (fix === undefined) continue;
+      const word = w.surfaces[0]!;
+      let fix = this.corrections.get(word);
+      if (fix === undefined) {
+        fix = dict.correct(word, this.docCount) ?? null;
+        if (this.corrections.size >= CORRECTION_CACHE_LIMIT) this.corrections.clear();
+        this.corrections.set(word, fix);
+      }
+      if (fix === null) continue;
       out += parsed.source.slice(last, w.start) + fix;
       last = w.end;
       changed = true;
