@@ -38,7 +38,7 @@ export function resolveIndexOptions(o: IndexOptions = {}): ResolvedIndexOptions 
     mergeFactor: o.mergeFactor ?? 8,
     mergeFloorBytes: o.mergeFloorBytes ?? 2 * 1024 * 1024,
     maxMergedBytes: o.maxMergedBytes ?? 0,
-    storedBlockBytes: o.storedBlockBytes ?? 32 * 1024,
+    storedBlockBytes: o.storedBlockBytes ?? 64 * 1024,
     storedQuality: o.storedQuality ?? 5,
   };
   const positive = (k: keyof ResolvedIndexOptions, min: number, max = Number.MAX_SAFE_INTEGER) => {

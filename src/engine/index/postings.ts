@@ -4,6 +4,7 @@
  * Layout of one term in the postings stream (all varints):
  *
  *   skip table, one entry per block:  lastDocDelta · docBytes · posBytes · maxFreq · minLength
+ *                                     (absent when the term has a single block: most terms)
  *   block data, concatenated:         per doc: (docDelta << 1 | freq == 1) [· freq when freq > 1]
  *
  * and in the positions stream, per doc of each block in order, `freq` position deltas (none for the
@@ -69,7 +70,7 @@ export function encodeTermPostings(
     if (maxFreq > termMaxFreq) termMaxFreq = maxFreq;
     if (minLength < termMinLength) termMinLength = minLength;
   }
-  for (const v of skip) out.varint(v);
+  if (nBlocks > 1) for (const v of skip) out.varint(v); // a single block's summary is the term's own
   out.bytes(scratch.view());
   return { maxFreq: termMaxFreq, minLength: termMinLength };
 }
@@ -121,6 +122,16 @@ export class BlockPostingsCursor implements PostingsCursor {
     this.posStarts = new Float64Array(nBlocks);
     this.blockMaxF = new Int32Array(nBlocks);
     this.blockMinL = new Int32Array(nBlocks);
+    if (nBlocks === 1) {
+      // no skip table: the term's summary is the block's; decode it now to learn its last doc
+      this.docStarts[0] = start;
+      this.posStarts[0] = posStart;
+      this.blockMaxF[0] = maxFreq;
+      this.blockMinL[0] = minLength;
+      this.decodeBlock(0);
+      this.lastDocs[0] = this.docs[this.count - 1]!;
+      return;
+    }
     const b = data;
     let p = start;
     let last = -1;

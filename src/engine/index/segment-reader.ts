@@ -7,6 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { brotliDecompressSync } from 'node:zlib';
 import { InternalError } from '../../errors.js';
 import { ByteReader, utf8Decoder } from './bytes.js';
 import { MAGIC, verifiedPayload } from './footer.js';
@@ -64,11 +65,19 @@ export class SegmentCore {
         terms: number;
         surfaces: number;
         sections: Record<string, [number, number]>;
+        dict: { bytes: number; sections: Record<string, [number, number]> };
       };
       const sec = (s: string): Uint8Array => {
         const r = meta.sections[s];
         if (r === undefined) throw new InternalError(`Segment ${name} lacks its ${s} section.`);
         return payload.subarray(r[0], r[0] + r[1]);
+      };
+      const dict = brotliDecompressSync(sec('dict'));
+      if (dict.length !== meta.dict.bytes) throw new InternalError(`Segment ${name}: the dictionary decompresses to ${dict.length} bytes, expected ${meta.dict.bytes}.`);
+      const dictSec = (s: string): Uint8Array => {
+        const r = meta.dict.sections[s];
+        if (r === undefined || r[0] + r[1] > dict.length) throw new InternalError(`Segment ${name} lacks its ${s} dictionary section.`);
+        return dict.subarray(r[0], r[0] + r[1]);
       };
       const copy = (u: Uint8Array): ArrayBuffer => u.buffer.slice(u.byteOffset, u.byteOffset + u.byteLength) as ArrayBuffer;
       this.maxDoc = meta.maxDoc;
@@ -81,10 +90,10 @@ export class SegmentCore {
       this.positionsStart = new Float64Array(n + 1);
       this.maxFreqs = new Uint32Array(n);
       this.minLengths = new Uint32Array(n);
-      const tm = new ByteReader(sec('termMeta'));
+      const tm = new ByteReader(dictSec('termMeta'));
       let p = 0;
       let q = 0;
-      this.terms = decodeStrings(sec('termText'), tm, n, (i) => {
+      this.terms = decodeStrings(dictSec('termText'), tm, n, (i) => {
         this.docFreqs[i] = tm.varint();
         this.postingsStart[i] = p;
         p += tm.varint();
@@ -98,9 +107,9 @@ export class SegmentCore {
       this.postingsData = sec('postings');
       this.positionsData = sec('positions');
       if (p !== this.postingsData.length || q !== this.positionsData.length) throw new InternalError(`Segment ${name}: term metadata does not cover the postings.`);
-      const sm = new ByteReader(sec('surfMeta'));
+      const sm = new ByteReader(dictSec('surfMeta'));
       this.surfaceDocFreqs = new Uint32Array(meta.surfaces);
-      this.surfaces = decodeStrings(sec('surfText'), sm, meta.surfaces, (i) => {
+      this.surfaces = decodeStrings(dictSec('surfText'), sm, meta.surfaces, (i) => {
         this.surfaceDocFreqs[i] = sm.varint();
       }, name);
     } catch (err) {

@@ -7,14 +7,17 @@
  *
  *   lengths   u32 × maxDoc            exact token count of title + text
  *   cids      u64 × maxDoc
- *   termText  UTF-8 of all terms concatenated, ascending by UTF-16 code units
- *   termMeta  per term varints: utf16Length · docFreq · postingsBytes · positionsBytes · maxFreq · minLength
  *   postings  per term, see postings.ts
  *   positions per term, see postings.ts
- *   surfText  UTF-8 of all surface forms concatenated, ascending
- *   surfMeta  per form varints: utf16Length · docFreq
- *   meta      JSON {maxDoc, terms, surfaces, sections: {name: [offset, bytes]}} · u32 metaBytes · footer (QIDX)
+ *   dict      one Brotli stream of:
+ *               termText  UTF-8 of all terms concatenated, ascending by UTF-16 code units
+ *               termMeta  per term varints: utf16Length · docFreq · postingsBytes · positionsBytes · maxFreq · minLength
+ *               surfText  UTF-8 of all surface forms concatenated, ascending
+ *               surfMeta  per form varints: utf16Length · docFreq
+ *   meta      JSON {maxDoc, terms, surfaces, sections: {name: [offset, bytes]}, dict: {bytes, sections}}
+ *             · u32 metaBytes · footer (QIDX)
  */
+import { constants as zc, brotliCompressSync } from 'node:zlib';
 import { tokenize } from '../analysis/analyzer.js';
 import { ByteWriter, utf8Encoder } from './bytes.js';
 import { MAGIC, withFooter } from './footer.js';
@@ -54,6 +57,8 @@ interface TermAcc {
 interface SurfaceAcc {
   df: number;
   last: number;
+  /** The accumulator of the surface's stemmed term (one map lookup per token finds both). */
+  term: TermAcc;
 }
 
 /** An in-memory segment under construction. Doc ids are assigned in `add` order from 0. */
@@ -77,11 +82,21 @@ export class SegmentBuilder {
     const surfaces = this.surfaces;
     let tokens = 0;
     const sink = (term: string, surface: string, position: number) => {
-      let acc = terms.get(term);
-      if (acc === undefined) {
-        acc = { docs: [], freqs: [], positions: [], last: -1 };
-        terms.set(term, acc);
+      let s = surfaces.get(surface);
+      if (s === undefined) {
+        let t = terms.get(term);
+        if (t === undefined) {
+          t = { docs: [], freqs: [], positions: [], last: -1 };
+          terms.set(term, t);
+        }
+        s = { df: 0, last: -1, term: t };
+        surfaces.set(surface, s);
       }
+      if (s.last !== doc) {
+        s.last = doc;
+        s.df++;
+      }
+      const acc = s.term;
       if (acc.last !== doc) {
         acc.last = doc;
         acc.docs.push(doc);
@@ -90,15 +105,6 @@ export class SegmentBuilder {
         acc.freqs[acc.freqs.length - 1]!++;
       }
       acc.positions.push(position);
-      let s = surfaces.get(surface);
-      if (s === undefined) {
-        s = { df: 0, last: -1 };
-        surfaces.set(surface, s);
-      }
-      if (s.last !== doc) {
-        s.last = doc;
-        s.df++;
-      }
       tokens++;
     };
     const inTitle = tokenize(d.title, sink, 0);
@@ -162,20 +168,34 @@ export class SegmentBuilder {
       meta.varint(maxFreq);
       meta.varint(minLength);
     }
-    section('termText', () => out.bytes(utf8Encoder.encode(termList.join(''))));
-    section('termMeta', () => out.bytes(meta.view()));
     section('postings', () => out.bytes(postings.view()));
     section('positions', () => out.bytes(positions.view()));
 
+    // The dictionary (term and surface strings with their metadata) is read whole at open and is
+    // highly redundant (sorted strings, small counts): one Brotli stream makes it 3–4× smaller.
     const surfList = [...this.surfaces.keys()].sort();
-    section('surfText', () => out.bytes(utf8Encoder.encode(surfList.join(''))));
-    section('surfMeta', () => {
-      for (const s of surfList) {
-        out.varint(s.length);
-        out.varint(this.surfaces.get(s)!.df);
+    const dict = new ByteWriter(1 << 16);
+    const dictSections: Record<string, [number, number]> = {};
+    const dictSection = (name: string, write: () => void) => {
+      const start = dict.length;
+      write();
+      dictSections[name] = [start, dict.length - start];
+    };
+    dictSection('termText', () => dict.bytes(utf8Encoder.encode(termList.join(''))));
+    dictSection('termMeta', () => dict.bytes(meta.view()));
+    dictSection('surfText', () => dict.bytes(utf8Encoder.encode(surfList.join(''))));
+    dictSection('surfMeta', () => {
+      for (const sf of surfList) {
+        dict.varint(sf.length);
+        dict.varint(this.surfaces.get(sf)!.df);
       }
     });
-    const json = utf8Encoder.encode(JSON.stringify({ maxDoc, terms: termList.length, surfaces: surfList.length, sections }));
+    section('dict', () =>
+      out.bytes(brotliCompressSync(dict.view(), {
+        params: { [zc.BROTLI_PARAM_QUALITY]: 5, [zc.BROTLI_PARAM_LGWIN]: 24, [zc.BROTLI_PARAM_SIZE_HINT]: dict.length },
+      })),
+    );
+    const json = utf8Encoder.encode(JSON.stringify({ maxDoc, terms: termList.length, surfaces: surfList.length, sections, dict: { bytes: dict.length, sections: dictSections } }));
     out.align(8);
     out.bytes(json);
     out.u32(json.length);

@@ -127,7 +127,7 @@ export interface IndexOptions {
   mergeFloorBytes?: number;
   /** Segments larger than this (live bytes) are not merged further; 0 = no limit. Default 0. */
   maxMergedBytes?: number;
-  /** Raw bytes per compressed stored-fields block. Default 32 KiB. */
+  /** Raw bytes per compressed stored-fields block. Default 64 KiB (bench/index-build.ts: size vs. fetch cost). */
   storedBlockBytes?: number;
   /** Brotli quality (0–11) of stored fields. Default 5. */
   storedQuality?: number;
