@@ -45,7 +45,7 @@ async function showSession(): Promise<void> {
   $('who').textContent = me.account ?? '(no account)';
   $('cap-id').textContent = me.cap_id;
   $('rights').textContent = me.rights.join(', ');
-  $('expires').textContent = me.expires_at === null ? 'revoked' : new Date(me.expires_at).toLocaleString();
+  $('expires').textContent = me.expires_at === null ? 'no expiry' : new Date(me.expires_at).toLocaleString();
 }
 
 async function login(username: string, password: string): Promise<void> {

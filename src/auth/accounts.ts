@@ -266,6 +266,9 @@ export class Accounts {
     this.sweep();
     this.#throttle.check(username, address);
     if (this.#pending.size >= this.#maxPending) throw new RateLimitedError(Math.ceil(this.#loginTtl / 1000));
+    // Counted now, in the same turn as the check (so parallel starts cannot all slip through), and taken
+    // back by a valid finish: an abandoned or malformed login is a failure.
+    this.#throttle.fail(username, address);
     await opaque.ready;
     const row = this.#db.prepare('SELECT record FROM accounts WHERE name = ? AND disabled_at IS NULL').get(username) as { record: string } | undefined;
     let started: { serverLoginState: string; loginResponse: string };
@@ -276,8 +279,6 @@ export class Accounts {
     } catch {
       throw new BadRequestError('ke1 is not an OPAQUE KE1 message.', 'ke1');
     }
-    // Counted now, taken back by a valid finish: an abandoned login is a failure.
-    this.#throttle.fail(username, address);
     const loginId = randomBytes(16).toString('base64url');
     this.#pending.set(loginId, { username, state: started.serverLoginState, expiresAt: this.#now().getTime() + this.#loginTtl, address });
     return { login_id: loginId, ke2: started.loginResponse };
