@@ -1,0 +1,276 @@
+/**
+ * `npm run bench:http [-- <BEIR dir | corpus.jsonl>] [--duration S] [--connections 1,8,32,128]
+ *  [--threads N] [--inproc S] [--record]`
+ *
+ * The service's search throughput over HTTPS against the engine's own, in one run on one machine:
+ *   1. imports the collection (default: SciFact from ../shared/data when present) into the `web` corpus of
+ *      a temporary data directory through the corpora import (`openCorpora` + `ingest`, as
+ *      `quarry import` does);
+ *   2. measures the engine in process: `searcher.search` over the query mix, with the options the
+ *      `/api/search` handler uses (page 0, 20 results, snippets), single-threaded after a warm-up pass;
+ *   3. starts the real server (`quarry serve --json`, rate limit off) on that data directory;
+ *   4. runs Debian's `wrk` against `GET /api/search?scope=web&q=…` over TLS on loopback at each connection
+ *      count, rotating over the same query mix (wrk speaks HTTP/1.1), after a warm-up run;
+ *   5. prints requests/s, latency percentiles, non-2xx responses and socket errors, and the ratio of HTTP
+ *      throughput to in-process throughput; `--record` writes the section into docs/benchmarks.md.
+ *
+ * Queries: the collection's own queries in plain OR form (bench/dataset.ts `plainQuery`, the rule the
+ * engine benchmark uses), URL-encoded. A bare JSONL corpus gets 1,000 seeded 1–3-word queries.
+ * The aim (issue 3): at 32 connections, at least 60% of the in-process throughput and p99 under 25 ms.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import https from 'node:https';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { openCorpora } from '../src/corpora/index.js';
+import { readJsonl } from '../src/corpora/jsonl.js';
+import { defaultCollectionPath, loadCollection, plainQuery, REPO_ROOT } from './dataset.js';
+import { percentile, fmt } from './measure.js';
+import { seededQueries } from './queries.js';
+import { parseWrkOutput, rotationScript, type WrkResult } from './wrk.js';
+
+/** The issue's aim at this connection count. */
+const AIM = { connections: 32, minRatio: 0.6, maxP99Ms: 25 };
+/** A JSONL line longer than this is skipped by the import (BEIR lines are a few KiB). */
+const MAX_LINE_BYTES = 16 * 1024 * 1024;
+const SECTION_START = '<!-- bench:http:start -->';
+const SECTION_END = '<!-- bench:http:end -->';
+
+function arg(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1] : undefined;
+}
+
+interface Options {
+  path: string;
+  durationS: number;
+  warmupS: number;
+  inprocS: number;
+  connections: number[];
+  threads: number;
+  record: boolean;
+}
+
+function options(): Options {
+  const valued = new Set(['duration', 'connections', 'threads', 'inproc', 'warmup']);
+  const argv = process.argv.slice(2);
+  const positional = argv.filter((a, i) => !a.startsWith('--') && !(i > 0 && valued.has(argv[i - 1]!.slice(2))));
+  const path = positional[0] ?? defaultCollectionPath('scifact');
+  if (!path) throw new Error('no collection given and ../shared/data/scifact is absent: npm run bench:http -- <BEIR dir | corpus.jsonl>');
+  return {
+    path,
+    durationS: Number(arg('duration') ?? 10),
+    warmupS: Number(arg('warmup') ?? 3),
+    inprocS: Number(arg('inproc') ?? 5),
+    connections: (arg('connections') ?? '1,8,32,128').split(',').map(Number),
+    threads: Number(arg('threads') ?? 1),
+    record: process.argv.includes('--record'),
+  };
+}
+
+function log(message: string): void {
+  process.stderr.write(`bench:http: ${message}\n`);
+}
+
+/** Step 1: the collection into the `web` corpus of `dataDir`, through the corpora import. */
+async function importCollection(dataDir: string, path: string): Promise<{ docs: number; seconds: number }> {
+  const file = statSync(path).isDirectory() ? join(path, 'corpus.jsonl') : path;
+  const started = performance.now();
+  const corpora = await openCorpora({ dataDir });
+  try {
+    const report = await corpora.ingest('web', readJsonl(file, { maxLineBytes: MAX_LINE_BYTES }), { phase: 'importing' });
+    return { docs: report.docs, seconds: (performance.now() - started) / 1000 };
+  } finally {
+    await corpora.close();
+  }
+}
+
+interface InProcess { qps: number; p50Ms: number; p99Ms: number; searches: number; zeroHits: number }
+
+/** Step 2: the engine alone, one thread, the handler's search options. */
+async function measureInProcess(dataDir: string, queries: readonly string[], seconds: number): Promise<InProcess> {
+  const corpora = await openCorpora({ dataDir });
+  try {
+    const searcher = corpora.searcher('web');
+    const run = (q: string) => searcher.search(q, { page: 0, pageSize: 20, snippets: true });
+    let zeroHits = 0;
+    for (const q of queries) if (run(q).total === 0) zeroHits++; // warm-up pass, and a sanity count
+    const times: number[] = [];
+    const deadline = performance.now() + seconds * 1000;
+    let i = 0;
+    const started = performance.now();
+    while (performance.now() < deadline) {
+      const t0 = performance.now();
+      run(queries[i++ % queries.length]!);
+      times.push(performance.now() - t0);
+    }
+    const elapsed = (performance.now() - started) / 1000;
+    times.sort((a, b) => a - b);
+    return { qps: times.length / elapsed, p50Ms: percentile(times, 50), p99Ms: percentile(times, 99), searches: times.length, zeroHits };
+  } finally {
+    await corpora.close();
+  }
+}
+
+interface Server { child: ChildProcess; url: string; ca: Buffer; stop(): Promise<number | null> }
+
+/** Step 3: the real server, as `npm start` runs it, on the benchmark's data directory. */
+async function startServer(dataDir: string): Promise<Server> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--json', '--data', dataDir, '--port', '0', '--rate-limit', '0'], {
+    cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, QUARRY_PORT: '0' },
+  });
+  let stderr = '';
+  child.stderr!.on('data', (c: Buffer) => { stderr = (stderr + c.toString()).slice(-8192); });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const lines = createInterface({ input: child.stdout! });
+  let listening: { url: string; certFile: string } | undefined;
+  const ready = new Promise<void>((resolve, reject) => {
+    lines.on('line', (line) => {
+      let e: Record<string, unknown>;
+      try { e = JSON.parse(line) as Record<string, unknown>; } catch { return; }
+      if (e.event === 'listening') listening = { url: String(e.url), certFile: String(e.certFile) };
+      if (e.event === 'ready') resolve();
+      if (e.event === 'degraded') reject(new Error(`the server could not open its indexes: ${String(e.error)}`));
+    });
+    void exited.then((code) => reject(new Error(`the server exited (${code}) before it was ready:\n${stderr}`)));
+  });
+  await ready;
+  return {
+    child,
+    url: listening!.url,
+    ca: readFileSync(listening!.certFile),
+    async stop() {
+      child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
+
+function httpsGet(url: string, ca: Buffer): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    https.get(url, { ca, agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => { body += c; });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    }).on('error', reject);
+  });
+}
+
+function wrk(url: string, script: string, connections: number, threads: number, seconds: number): WrkResult {
+  const t = Math.max(1, Math.min(threads, connections));
+  const r = spawnSync('wrk', [`-t${t}`, `-c${connections}`, `-d${seconds}s`, '--latency', '--timeout', '10s', '-s', script, url], {
+    encoding: 'utf8', timeout: (seconds + 30) * 1000,
+  });
+  if (r.error) throw new Error(`wrk could not run (${r.error.message}); install Debian's wrk (scripts/system-deps.sh)`);
+  if (r.status !== 0) throw new Error(`wrk exited ${r.status}:\n${r.stdout}\n${r.stderr}`);
+  return parseWrkOutput(r.stdout);
+}
+
+function machine(): string {
+  const wrkVersion = (spawnSync('wrk', ['--version'], { encoding: 'utf8' }).stdout ?? '').split('\n')[0]!.split(' Copyright')[0]!.trim();
+  return `node ${process.version}, ${cpus()[0]?.model ?? '?'} × ${cpus().length}, ${Math.round(totalmem() / 2 ** 30)} GiB, ${wrkVersion}`;
+}
+
+function section(o: Options, name: string, docs: number, queries: number, inproc: InProcess, rows: WrkResult[]): string {
+  const aimRow = rows.find((r) => r.connections === AIM.connections);
+  const lines = [
+    SECTION_START,
+    '## HTTP',
+    '',
+    `\`npm run bench:http\` (bench/http.ts), ${new Date().toISOString().slice(0, 10)}: ${name}, ${docs} documents in the \`web\` corpus,`,
+    `${queries} queries (plain OR form, URL-encoded, in rotation) against \`GET /api/search?scope=web&q=…\` of a real`,
+    `\`quarry serve\` process over TLS 1.3 on loopback (HTTP/1.1, rate limit off), driven by Debian's \`wrk\``,
+    `(${o.threads} thread${o.threads === 1 ? '' : 's'}, ${o.durationS} s per row, after a ${o.warmupS} s warm-up). In-process: \`searcher.search\``,
+    `over the same mix with the handler's options (page 0, 20 results, snippets), one thread, ${o.inprocS} s. ${machine()}.`,
+    'Server, wrk and the benchmark share the machine\'s cores.',
+    '',
+    `In-process: **${fmt(inproc.qps, 0)} searches/s** (p50 ${fmt(inproc.p50Ms)} ms, p99 ${fmt(inproc.p99Ms)} ms).`,
+    '',
+    '| connections | requests/s | p50 ms | p90 ms | p99 ms | max ms | non-2xx | socket errors | HTTP / in-process |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...rows.map((r) => {
+      const errors = r.socketErrors.connect + r.socketErrors.read + r.socketErrors.write + r.socketErrors.timeout;
+      return `| ${r.connections} | ${fmt(r.requestsPerSecond, 0)} | ${fmt(r.latencyMs.p50)} | ${fmt(r.latencyMs.p90)} | ${fmt(r.latencyMs.p99)} | ${fmt(r.latencyMs.max)} | ${r.non2xx} | ${errors} | ${fmt(100 * r.requestsPerSecond / inproc.qps, 0)}% |`;
+    }),
+    '',
+  ];
+  if (aimRow) {
+    const ratio = aimRow.requestsPerSecond / inproc.qps;
+    const met = ratio >= AIM.minRatio && aimRow.latencyMs.p99 < AIM.maxP99Ms;
+    lines.push(`Aim at ${AIM.connections} connections: ≥ ${AIM.minRatio * 100}% of in-process throughput and p99 < ${AIM.maxP99Ms} ms — `
+      + `measured ${fmt(100 * ratio, 0)}% and ${fmt(aimRow.latencyMs.p99)} ms: **${met ? 'met' : 'not met'}**.`, '');
+  }
+  lines.push(SECTION_END);
+  return lines.join('\n');
+}
+
+/** Replaces the HTTP section of docs/benchmarks.md (between its markers), or appends it. */
+function record(text: string): string {
+  const file = join(REPO_ROOT, 'docs', 'benchmarks.md');
+  const old = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmarks\n';
+  const a = old.indexOf(SECTION_START);
+  const b = old.indexOf(SECTION_END);
+  const next = a >= 0 && b > a
+    ? old.slice(0, a) + text + old.slice(b + SECTION_END.length)
+    : `${old.replace(/\n*$/, '\n')}\n${text}\n`;
+  writeFileSync(file, next);
+  return file;
+}
+
+async function main(): Promise<void> {
+  const o = options();
+  const collection = await loadCollection(o.path);
+  let queries = collection.queries.map((q) => plainQuery(q.text)).filter((q) => q !== '');
+  if (queries.length === 0) queries = seededQueries(collection.docs, 1000, 42).map((q) => q.q);
+  log(`${collection.name}: ${collection.docs.length} documents, ${queries.length} queries; ${machine()}`);
+
+  const dataDir = mkdtempSync(join(tmpdir(), 'quarry-bench-http-'));
+  let server: Server | undefined;
+  try {
+    const imported = await importCollection(dataDir, o.path);
+    log(`imported ${imported.docs} documents into the web corpus in ${fmt(imported.seconds, 1)} s`);
+
+    const inproc = await measureInProcess(dataDir, queries, o.inprocS);
+    log(`in-process: ${fmt(inproc.qps, 0)} searches/s, p50 ${fmt(inproc.p50Ms)} ms, p99 ${fmt(inproc.p99Ms)} ms (${inproc.zeroHits} queries match nothing)`);
+
+    server = await startServer(dataDir);
+    log(`server ready at ${server.url}`);
+    const paths = queries.map((q) => `/api/search?scope=web&q=${encodeURIComponent(q)}`);
+    const probe = await httpsGet(server.url + paths[0], server.ca);
+    const probeJson = JSON.parse(probe.body) as { nresults?: number };
+    if (probe.status !== 200 || !(Number(probeJson.nresults) > 0)) throw new Error(`the first query did not find anything: ${probe.status} ${probe.body.slice(0, 300)}`);
+    const script = join(dataDir, 'rotation.lua');
+    writeFileSync(script, rotationScript(paths));
+
+    if (o.warmupS > 0) wrk(server.url, script, 8, o.threads, o.warmupS);
+    const rows: WrkResult[] = [];
+    for (const c of o.connections) {
+      const r = wrk(server.url, script, c, o.threads, o.durationS);
+      rows.push(r);
+      log(`${c} connections: ${fmt(r.requestsPerSecond, 0)} requests/s, p50 ${fmt(r.latencyMs.p50)} ms, p99 ${fmt(r.latencyMs.p99)} ms, non-2xx ${r.non2xx}`);
+    }
+    const code = await server.stop();
+    server = undefined;
+    if (code !== 0) log(`warning: the server exited with ${code} on SIGTERM`);
+
+    const text = section(o, collection.name, imported.docs, queries.length, inproc, rows);
+    console.log(text);
+    if (o.record) log(`recorded in ${record(text)}`);
+    const bad = rows.filter((r) => r.non2xx > 0);
+    if (bad.length > 0) {
+      log(`non-2xx responses at ${bad.map((r) => `${r.connections} connections (${r.non2xx})`).join(', ')}: must be 0`);
+      process.exitCode = 1;
+    }
+  } finally {
+    if (server) await server.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
