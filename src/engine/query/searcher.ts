@@ -99,11 +99,11 @@ class SnapshotSearcher implements Searcher {
 
   search(q: string, options: SearchOptions = {}): SearchResult {
     const parsed = parseQuery(q);
-    const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
+    const pageSize = options.pageSize === undefined ? DEFAULT_PAGE_SIZE : options.pageSize;
     if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_RESULT_WINDOW) {
       throw new BadRequestError(`pageSize must be an integer from 1 to ${MAX_RESULT_WINDOW}, not ${String(pageSize)}.`, 'pageSize');
     }
-    const page = options.page ?? 0;
+    const page = options.page === undefined ? 0 : options.page;
     if (typeof page !== 'number' || !Number.isInteger(page) || page < 0) {
       throw new BadPageError(`page must be an integer ≥ 0, not ${String(page)}.`);
     }
