@@ -8,7 +8,7 @@ import { startAuthServer, type AuthTestServer } from './support.js';
 import { attenuateOffline, encodeCapability, decodeCapability } from '../../src/auth/capability.js';
 import { RIGHTS } from '../../src/auth/principal.js';
 import type { RouteGroup } from '../../src/http/route.js';
-import { requireRight } from '../../src/auth/principal.js';
+import { requireRight, requirePublic } from '../../src/auth/principal.js';
 
 // A stand-in for a control-plane endpoint: needs mgmt.deploy for the target named in the query.
 const probe: RouteGroup = {
@@ -39,6 +39,11 @@ test('a capability is read from Authorization: Bearer or X-Service-Cap; two diff
     assert.equal(r.status, 200);
     assert.equal(r.json['cap_id'], deployer.capId);
   }
+  // `/mcp` passes `params._cap` as the extra capability: the same rules apply.
+  assert.equal(srv.auth.policy.resolve({}, deployer.cap).capId, deployer.capId);
+  assert.equal(srv.auth.policy.resolve(bearer(deployer.cap), deployer.cap).capId, deployer.capId);
+  assert.throws(() => srv.auth.policy.resolve(bearer(deployer.cap), admin), (e: { code?: string }) => e.code === 'bad_request');
+  assert.throws(() => srv.auth.policy.resolve({ authorization: 'Basic dXNlcjpwYXNz' }), (e: { code?: string }) => e.code === 'unauthenticated');
   const two = await srv.request('GET', '/api/auth/whoami', { headers: { ...bearer(deployer.cap), 'x-service-cap': admin } });
   assert.equal(two.status, 400);
   assert.equal(code(two), 'bad_request');
@@ -163,6 +168,8 @@ test('anonymous access: on by default (search only), off by configuration', asyn
     assert.deepEqual(me.json['rights'], []);
     const p = closed.auth.policy.resolve({});
     assert.equal(p.can('search'), false);
+    assert.throws(() => requirePublic(p), (e: { code?: string }) => e.code === 'unauthenticated', 'openapi.json needs a capability');
+    requirePublic(srv.auth.policy.resolve({}));
     const cap = closed.auth.capabilities.mint({ rights: ['search'], kind: 'mint', ttlSeconds: 60 }).cap;
     assert.equal(closed.auth.policy.resolve({ authorization: `Bearer ${cap}` }).can('search'), true);
     assert.ok(RIGHTS.length === 11);

@@ -1,6 +1,7 @@
 // The login page in a real browser (Debian chromium driven by playwright-core) against a real `quarry
 // serve` process: the page runs the OPAQUE client, keeps the capability in sessionStorage, shows who is
-// logged in, and the capability then opens an endpoint that needs a right (GET /api/caps, auth.admin).
+// logged in, and the capability then opens an endpoint that needs a right (GET /api/caps, auth.admin);
+// then an invite, registration and login through the page's forms.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -70,7 +71,30 @@ test('log in through the login page, then call an endpoint that needs a right', 
   assert.ok(bodies.every((b) => !b.includes(PASSWORD)), 'the password never left the page');
   assert.deepEqual(errors, []);
 
+  // An invite minted with the admin's capability, then registration and login through the page's forms.
+  const invite = await page.evaluate(async () => {
+    const res = await fetch('/api/auth/invites', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${sessionStorage.getItem('quarry.cap')}` },
+      body: JSON.stringify({ rights: ['search', 'events.read'] }),
+    });
+    return ((await res.json()) as { invite: string }).invite;
+  });
   await page.click('#logout');
   assert.equal(await page.evaluate(() => sessionStorage.getItem('quarry.cap')), null);
+
+  await page.click('summary');
+  await page.fill('#reg-invite', invite);
+  await page.fill('#reg-username', 'webuser');
+  await page.fill('#reg-password', 'another-password-8');
+  await page.click('#register-button');
+  await page.waitForFunction(() => /Registered webuser/.test(document.getElementById('status')?.textContent ?? ''), undefined, { timeout: 30_000 });
+  await page.fill('#password', 'another-password-8');
+  await page.click('#login-button');
+  await page.waitForFunction(() => document.getElementById('who')?.textContent === 'webuser', undefined, { timeout: 30_000 });
+  assert.equal(await page.textContent('#rights'), 'search, events.read');
+  assert.equal((await callCaps()).status, 403, 'logged in, but without auth.admin');
+  assert.ok(bodies.every((b) => !b.includes('another-password-8')));
+  assert.deepEqual(errors, []);
   await context.close();
 });
