@@ -17,6 +17,8 @@ import { fsyncDir, faultPoint, TMP_SUFFIX, writeFileDurable } from './directory.
 import { WriterLock } from './lock.js';
 import { EMPTY_MANIFEST, manifestFiles, readManifest, writeManifest, type Manifest, type ManifestSegment } from './manifest.js';
 import { findMerges } from './merge-policy.js';
+import { mergeSegments } from './merge.js';
+import type { StoreOptions } from './store.js';
 import { IDX_EXT, isDeleted, SegmentCore, SegmentView, STO_EXT, type DeletedBits } from './segment-reader.js';
 import { SegmentBuilder, type IndexedDocument } from './segment-writer.js';
 import { checkIndex, type CheckReport } from './check.js';
@@ -383,9 +385,13 @@ class DiskIndexWriter implements IndexWriter {
   }
 
   /** Writes a builder as a new segment (files durable, directory not yet fsynced). */
-  private writeSegmentLocked(builder: SegmentBuilder): SegmentCore {
+  private storeOptions(): StoreOptions {
+    return { blockBytes: this.index.options.storedBlockBytes, quality: this.index.options.storedQuality };
+  }
+
+  /** Writes an encoded segment's files (durable, directory not yet fsynced) and loads it. */
+  private writeSegmentLocked({ idx, sto }: { idx: Buffer; sto: Buffer }): SegmentCore {
     const name = segmentName(this.nextSegment++);
-    const { idx, sto } = builder.encode({ blockBytes: this.index.options.storedBlockBytes, quality: this.index.options.storedQuality });
     writeFileDurable(this.index.dir, name + STO_EXT, sto);
     writeFileDurable(this.index.dir, name + IDX_EXT, idx);
     faultPoint('segment-written');
@@ -397,7 +403,7 @@ class DiskIndexWriter implements IndexWriter {
     this.applyDeletesLocked(this.pendingDeletes);
     this.pendingDeletes = new Set();
     if (this.builder.maxDoc > 0) {
-      const core = this.writeSegmentLocked(this.builder);
+      const core = this.writeSegmentLocked(this.builder.encode(this.storeOptions()));
       let deleted: DeletedBits | null = null;
       if (this.builderDeleted.length > 0) {
         deleted = new Uint8Array(Math.ceil(core.maxDoc / 8));
@@ -424,12 +430,7 @@ class DiskIndexWriter implements IndexWriter {
       for (const group of merges) {
         const names = new Set(group);
         const sources = this.working.filter((ws) => names.has(ws.core.name));
-        const b = new SegmentBuilder();
-        for (const ws of sources) {
-          const view = new SegmentView(ws.core, ws.deleted);
-          for (let d = 0; d < ws.core.maxDoc; d++) if (view.isLive(d)) b.add(view.stored(d));
-        }
-        const core = this.writeSegmentLocked(b);
+        const core = this.writeSegmentLocked(mergeSegments(sources, this.storeOptions()));
         const at = this.working.findIndex((ws) => names.has(ws.core.name));
         this.working = this.working.filter((ws) => !names.has(ws.core.name));
         this.working.splice(at, 0, { core, deleted: null, dirty: false, deletesFile: null });

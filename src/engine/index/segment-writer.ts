@@ -132,73 +132,111 @@ export class SegmentBuilder {
 
   /** Encodes the segment: the `.idx` and `.sto` file contents. */
   encode(store: StoreOptions): { idx: Buffer; sto: Buffer; maxDoc: number } {
-    const maxDoc = this.cids.length;
-    const out = new ByteWriter(1 << 20);
-    const sections: Record<string, [number, number]> = {};
-    const section = (name: string, write: () => void) => {
-      out.align(8);
-      const start = out.length;
-      write();
-      sections[name] = [start, out.length - start];
-    };
-    section('lengths', () => {
-      for (const l of this.lengths) out.u32(l);
-    });
-    section('cids', () => {
-      const a = new BigUint64Array(this.cids);
-      out.bytes(new Uint8Array(a.buffer, a.byteOffset, a.byteLength));
-    });
-
     const termList = [...this.terms.keys()].sort();
-    const postings = new ByteWriter(1 << 20);
-    const positions = new ByteWriter(1 << 20);
-    const scratch = new ByteWriter(1 << 12);
-    const meta = new ByteWriter(termList.length * 8 + 16);
-    const lengths = this.lengths;
-    for (const t of termList) {
-      const acc = this.terms.get(t)!;
-      const p0 = postings.length;
-      const q0 = positions.length;
-      const site = t.startsWith(SITE_TERM_PREFIX);
-      const { maxFreq, minLength } = encodeTermPostings(acc.docs, acc.freqs, site ? null : acc.positions, lengths, postings, positions, scratch);
-      meta.varint(t.length);
-      meta.varint(acc.docs.length);
-      meta.varint(postings.length - p0);
-      meta.varint(positions.length - q0);
-      meta.varint(maxFreq);
-      meta.varint(minLength);
-    }
-    section('postings', () => out.bytes(postings.view()));
-    section('positions', () => out.bytes(positions.view()));
-
-    // The dictionary (term and surface strings with their metadata) is read whole at open and is
-    // highly redundant (sorted strings, small counts): one Brotli stream makes it 3–4× smaller.
-    const surfList = [...this.surfaces.keys()].sort();
-    const dict = new ByteWriter(1 << 16);
-    const dictSections: Record<string, [number, number]> = {};
-    const dictSection = (name: string, write: () => void) => {
-      const start = dict.length;
-      write();
-      dictSections[name] = [start, dict.length - start];
-    };
-    dictSection('termText', () => dict.bytes(utf8Encoder.encode(termList.join(''))));
-    dictSection('termMeta', () => dict.bytes(meta.view()));
-    dictSection('surfText', () => dict.bytes(utf8Encoder.encode(surfList.join(''))));
-    dictSection('surfMeta', () => {
-      for (const sf of surfList) {
-        dict.varint(sf.length);
-        dict.varint(this.surfaces.get(sf)!.df);
-      }
+    const terms = this.terms;
+    const surfaces = this.surfaces;
+    const idx = encodeIdx({
+      lengths: this.lengths,
+      cids: this.cids,
+      termCount: termList.length,
+      *terms() {
+        for (const t of termList) {
+          const acc = terms.get(t)!;
+          yield { term: t, docs: acc.docs, freqs: acc.freqs, positions: acc.positions };
+        }
+      },
+      surfaces: [...surfaces.keys()].sort().map((sf) => [sf, surfaces.get(sf)!.df] as [string, number]),
     });
-    section('dict', () =>
-      out.bytes(brotliCompressSync(dict.view(), {
-        params: { [zc.BROTLI_PARAM_QUALITY]: 5, [zc.BROTLI_PARAM_LGWIN]: 24, [zc.BROTLI_PARAM_SIZE_HINT]: dict.length },
-      })),
-    );
-    const json = utf8Encoder.encode(JSON.stringify({ maxDoc, terms: termList.length, surfaces: surfList.length, sections, dict: { bytes: dict.length, sections: dictSections } }));
-    out.align(8);
-    out.bytes(json);
-    out.u32(json.length);
-    return { idx: withFooter(out.view(), MAGIC.terms), sto: encodeStore(this.stored, store), maxDoc };
+    return { idx, sto: encodeStore(this.stored, store), maxDoc: this.cids.length };
   }
+}
+
+/** One term's postings as the encoder takes them: docs ascending, positions flat in doc order. */
+export interface TermPostings {
+  term: string;
+  docs: ArrayLike<number>;
+  freqs: ArrayLike<number>;
+  /** Ignored for `site:` terms, which carry no positions. */
+  positions: ArrayLike<number>;
+}
+
+export interface IdxInput {
+  lengths: ArrayLike<number>;
+  cids: readonly bigint[] | BigUint64Array;
+  termCount: number;
+  /** Terms in ascending code-unit order, each with at least one posting. */
+  terms(): Iterable<TermPostings>;
+  /** Surface forms in ascending order with document frequencies. */
+  surfaces: readonly [string, number][];
+}
+
+/** Encodes a complete `.idx` file (layout at the top of this file). */
+export function encodeIdx(input: IdxInput): Buffer {
+  const maxDoc = input.lengths.length;
+  const out = new ByteWriter(1 << 20);
+  const sections: Record<string, [number, number]> = {};
+  const section = (name: string, write: () => void) => {
+    out.align(8);
+    const start = out.length;
+    write();
+    sections[name] = [start, out.length - start];
+  };
+  section('lengths', () => {
+    const a = Uint32Array.from(input.lengths);
+    out.bytes(new Uint8Array(a.buffer, a.byteOffset, a.byteLength));
+  });
+  section('cids', () => {
+    const a = input.cids instanceof BigUint64Array ? input.cids : new BigUint64Array(input.cids);
+    out.bytes(new Uint8Array(a.buffer, a.byteOffset, a.byteLength));
+  });
+
+  const postings = new ByteWriter(1 << 20);
+  const positions = new ByteWriter(1 << 20);
+  const scratch = new ByteWriter(1 << 12);
+  const meta = new ByteWriter(input.termCount * 8 + 16);
+  const termList: string[] = [];
+  for (const { term: t, docs, freqs, positions: pos } of input.terms()) {
+    const p0 = postings.length;
+    const q0 = positions.length;
+    const site = t.startsWith(SITE_TERM_PREFIX);
+    const { maxFreq, minLength } = encodeTermPostings(docs, freqs, site ? null : pos, input.lengths, postings, positions, scratch);
+    termList.push(t);
+    meta.varint(t.length);
+    meta.varint(docs.length);
+    meta.varint(postings.length - p0);
+    meta.varint(positions.length - q0);
+    meta.varint(maxFreq);
+    meta.varint(minLength);
+  }
+  section('postings', () => out.bytes(postings.view()));
+  section('positions', () => out.bytes(positions.view()));
+
+  // The dictionary (term and surface strings with their metadata) is read whole at open and is
+  // highly redundant (sorted strings, small counts): one Brotli stream makes it 3–4× smaller.
+  const dict = new ByteWriter(1 << 16);
+  const dictSections: Record<string, [number, number]> = {};
+  const dictSection = (name: string, write: () => void) => {
+    const start = dict.length;
+    write();
+    dictSections[name] = [start, dict.length - start];
+  };
+  dictSection('termText', () => dict.bytes(utf8Encoder.encode(termList.join(''))));
+  dictSection('termMeta', () => dict.bytes(meta.view()));
+  dictSection('surfText', () => dict.bytes(utf8Encoder.encode(input.surfaces.map((x) => x[0]).join(''))));
+  dictSection('surfMeta', () => {
+    for (const [sf, df] of input.surfaces) {
+      dict.varint(sf.length);
+      dict.varint(df);
+    }
+  });
+  section('dict', () =>
+    out.bytes(brotliCompressSync(dict.view(), {
+      params: { [zc.BROTLI_PARAM_QUALITY]: 5, [zc.BROTLI_PARAM_LGWIN]: 24, [zc.BROTLI_PARAM_SIZE_HINT]: dict.length },
+    })),
+  );
+  const json = utf8Encoder.encode(JSON.stringify({ maxDoc, terms: termList.length, surfaces: input.surfaces.length, sections, dict: { bytes: dict.length, sections: dictSections } }));
+  out.align(8);
+  out.bytes(json);
+  out.u32(json.length);
+  return withFooter(out.view(), MAGIC.terms);
 }

@@ -46,43 +46,75 @@ function writeOptional(w: ByteWriter, s: string | undefined): void {
   w.bytes(b);
 }
 
-/** Encodes the stored fields of `docs` (in doc order) into a complete `.sto` file. */
-export function encodeStore(docs: readonly StoredFields[], options: StoreOptions): Buffer {
-  const out = new ByteWriter(1 << 16);
-  const index: number[] = [];
-  const raw = new ByteWriter(options.blockBytes + 4096);
-  let inBlock = 0;
-  const flush = () => {
-    if (inBlock === 0) return;
-    const compressed = brotliCompressSync(raw.view(), {
-      params: {
-        [zc.BROTLI_PARAM_QUALITY]: options.quality,
-        [zc.BROTLI_PARAM_MODE]: zc.BROTLI_MODE_TEXT,
-        [zc.BROTLI_PARAM_SIZE_HINT]: raw.length,
-      },
-    });
-    out.bytes(compressed);
-    index.push(inBlock, compressed.length, raw.length);
-    raw.length = 0;
-    inBlock = 0;
-  };
-  for (const d of docs) {
+/**
+ * Writes a `.sto` file: documents are appended to a raw block that is compressed when it passes
+ * `blockBytes`; a merge may also copy a source's compressed block verbatim (its documents all live).
+ */
+export class StoreWriter {
+  private readonly out = new ByteWriter(1 << 16);
+  private readonly index: number[] = [];
+  private readonly raw: ByteWriter;
+  private inBlock = 0;
+  docCount = 0;
+
+  constructor(private readonly options: StoreOptions) {
+    this.raw = new ByteWriter(options.blockBytes + 4096);
+  }
+
+  add(d: StoredFields): void {
+    const raw = this.raw;
     writeString(raw, d.title);
     writeString(raw, d.text);
     writeOptional(raw, d.url);
     writeOptional(raw, d.host);
-    inBlock++;
-    if (raw.length >= options.blockBytes) flush();
+    this.inBlock++;
+    this.docCount++;
+    if (raw.length >= this.options.blockBytes) this.flush();
   }
-  flush();
-  const indexStart = out.length;
-  out.varint(index.length / 3);
-  for (const v of index) out.varint(v);
-  out.u32(out.length - indexStart);
-  return withFooter(out.view(), MAGIC.stored);
+
+  /** Appends an already compressed block of `docs` documents decompressing to `rawBytes`. */
+  copyBlock(compressed: Uint8Array, docs: number, rawBytes: number): void {
+    this.flush();
+    this.out.bytes(compressed);
+    this.index.push(docs, compressed.length, rawBytes);
+    this.docCount += docs;
+  }
+
+  private flush(): void {
+    if (this.inBlock === 0) return;
+    const raw = this.raw;
+    const compressed = brotliCompressSync(raw.view(), {
+      params: {
+        [zc.BROTLI_PARAM_QUALITY]: this.options.quality,
+        [zc.BROTLI_PARAM_MODE]: zc.BROTLI_MODE_TEXT,
+        [zc.BROTLI_PARAM_SIZE_HINT]: raw.length,
+      },
+    });
+    this.out.bytes(compressed);
+    this.index.push(this.inBlock, compressed.length, raw.length);
+    raw.length = 0;
+    this.inBlock = 0;
+  }
+
+  finish(): Buffer {
+    this.flush();
+    const out = this.out;
+    const indexStart = out.length;
+    out.varint(this.index.length / 3);
+    for (const v of this.index) out.varint(v);
+    out.u32(out.length - indexStart);
+    return withFooter(out.view(), MAGIC.stored);
+  }
 }
 
-interface Block {
+/** Encodes the stored fields of `docs` (in doc order) into a complete `.sto` file. */
+export function encodeStore(docs: readonly StoredFields[], options: StoreOptions): Buffer {
+  const w = new StoreWriter(options);
+  for (const d of docs) w.add(d);
+  return w.finish();
+}
+
+export interface Block {
   offset: number;
   compressed: number;
   raw: number;
@@ -133,13 +165,17 @@ export class StoredReader {
     }
   }
 
-  private block(k: number): { raw: Uint8Array; starts: Int32Array } {
-    const hit = this.cache.get(k);
-    if (hit !== undefined) {
-      this.cache.delete(k);
-      this.cache.set(k, hit);
-      return hit;
-    }
+  get blockCount(): number {
+    return this.blocks.length;
+  }
+
+  /** Where block `k` lies: its first doc, document count and sizes. */
+  blockInfo(k: number): Readonly<Block> {
+    return this.blocks[k]!;
+  }
+
+  /** The compressed bytes of block `k`, as stored. */
+  readCompressed(k: number): Buffer {
     const b = this.blocks[k]!;
     const compressed = Buffer.allocUnsafe(b.compressed);
     let got = 0;
@@ -148,7 +184,18 @@ export class StoredReader {
       if (n === 0) throw new InternalError(`Stored-fields file ${this.path} ends inside block ${k}.`);
       got += n;
     }
-    const raw = brotliDecompressSync(compressed);
+    return compressed;
+  }
+
+  private block(k: number): { raw: Uint8Array; starts: Int32Array } {
+    const hit = this.cache.get(k);
+    if (hit !== undefined) {
+      this.cache.delete(k);
+      this.cache.set(k, hit);
+      return hit;
+    }
+    const b = this.blocks[k]!;
+    const raw = brotliDecompressSync(this.readCompressed(k));
     if (raw.length !== b.raw) throw new InternalError(`Stored-fields file ${this.path}: block ${k} decompresses to ${raw.length} bytes, expected ${b.raw}.`);
     const starts = new Int32Array(b.docs);
     const r = new ByteReader(raw);

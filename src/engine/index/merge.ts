@@ -1,0 +1,111 @@
+/**
+ * Merging segments without re-analysis: live documents of the sources are renumbered in source order,
+ * each term's postings are read through the codec and re-encoded with the new doc ids (deleted docs
+ * dropped), surface-form counts are summed, and stored-field blocks whose documents are all live are
+ * copied compressed as they are — only blocks with deletions are decompressed and re-encoded. A merge
+ * therefore costs a decode and an encode of the postings, not the analyzer and not the compressor.
+ *
+ * Surface-form document frequencies are summed over the sources, deleted docs included (a segment's
+ * counts include its deleted docs, and which forms a deleted doc held is not recorded), so after a merge
+ * that dropped deletions they may over-count: they feed suggestions and spelling, where an
+ * approximation is harmless.
+ */
+import { NO_MORE_DOCS } from './types.js';
+import { isDeleted, type DeletedBits, type SegmentCore } from './segment-reader.js';
+import { encodeIdx, type TermPostings } from './segment-writer.js';
+import { StoreWriter, type StoreOptions } from './store.js';
+
+export interface MergeSource {
+  core: SegmentCore;
+  deleted: DeletedBits | null;
+}
+
+/** Streams the union of sorted string lists (k small): each distinct value once, with its sources. */
+function* unionSorted(lists: readonly (readonly string[])[]): Generator<[string, number[]]> {
+  const at = new Array<number>(lists.length).fill(0);
+  const from: number[] = [];
+  for (;;) {
+    let min: string | undefined;
+    for (let k = 0; k < lists.length; k++) {
+      const v = lists[k]![at[k]!];
+      if (v !== undefined && (min === undefined || v < min)) min = v;
+    }
+    if (min === undefined) return;
+    from.length = 0;
+    for (let k = 0; k < lists.length; k++) {
+      if (lists[k]![at[k]!] === min) {
+        from.push(k, at[k]!);
+        at[k]!++;
+      }
+    }
+    yield [min, from];
+  }
+}
+
+export function mergeSegments(sources: readonly MergeSource[], store: StoreOptions): { idx: Buffer; sto: Buffer; maxDoc: number } {
+  // new doc ids
+  const docMaps: Int32Array[] = [];
+  const lengths: number[] = [];
+  const cids: bigint[] = [];
+  for (const { core, deleted } of sources) {
+    const map = new Int32Array(core.maxDoc).fill(-1);
+    for (let d = 0; d < core.maxDoc; d++) {
+      if (isDeleted(deleted, d)) continue;
+      map[d] = lengths.length;
+      lengths.push(core.lengths[d]!);
+      cids.push(core.cids[d]!);
+    }
+    docMaps.push(map);
+  }
+
+  // stored fields: copy clean blocks, re-encode the live docs of the others
+  const sw = new StoreWriter(store);
+  for (const { core, deleted } of sources) {
+    const st = core.store;
+    for (let k = 0; k < st.blockCount; k++) {
+      const b = st.blockInfo(k);
+      let clean = true;
+      for (let d = b.firstDoc; d < b.firstDoc + b.docs && clean; d++) if (isDeleted(deleted, d)) clean = false;
+      if (clean) sw.copyBlock(st.readCompressed(k), b.docs, b.raw);
+      else for (let d = b.firstDoc; d < b.firstDoc + b.docs; d++) if (!isDeleted(deleted, d)) sw.add(st.get(d));
+    }
+  }
+
+  const docs: number[] = [];
+  const freqs: number[] = [];
+  const positions: number[] = [];
+  const termLists = sources.map((s) => s.core.terms);
+  let termCount = 0;
+  for (const t of termLists) termCount = Math.max(termCount, t.length);
+  function* terms(): Generator<TermPostings> {
+    for (const [term, from] of unionSorted(termLists)) {
+      docs.length = 0;
+      freqs.length = 0;
+      positions.length = 0;
+      for (let i = 0; i < from.length; i += 2) {
+        const k = from[i]!;
+        const map = docMaps[k]!;
+        const c = sources[k]!.core.cursor(from[i + 1]!, true);
+        for (let d = c.nextDoc(); d !== NO_MORE_DOCS; d = c.nextDoc()) {
+          const nd = map[d]!;
+          if (nd < 0) continue;
+          docs.push(nd);
+          freqs.push(c.freq());
+          const pos = c.positions();
+          for (let j = 0; j < pos.length; j++) positions.push(pos[j]!);
+        }
+      }
+      if (docs.length > 0) yield { term, docs, freqs, positions };
+    }
+  }
+
+  const surfaces: [string, number][] = [];
+  for (const [form, from] of unionSorted(sources.map((s) => s.core.surfaces))) {
+    let df = 0;
+    for (let i = 0; i < from.length; i += 2) df += sources[from[i]!]!.core.surfaceDocFreqs[from[i + 1]!]!;
+    surfaces.push([form, df]);
+  }
+
+  const idx = encodeIdx({ lengths, cids, termCount, terms, surfaces });
+  return { idx, sto: sw.finish(), maxDoc: lengths.length };
+}
