@@ -85,7 +85,7 @@ const OPERATION = {
       content: {
         'text/event-stream': {
           schema: { type: 'string', description: 'Frames of `id:`, `event:`, `data:` lines (`retry:` on the first).' },
-          itemSchema: EVENT_DATA_SCHEMA,
+          'x-event-data': EVENT_DATA_SCHEMA,
         },
       },
     },
