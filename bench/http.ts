@@ -21,7 +21,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
-import { cpus, tmpdir, totalmem } from 'node:os';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { openCorpora } from '../src/corpora/index.js';
@@ -174,7 +174,7 @@ function machine(): string {
   return `node ${process.version}, ${cpus()[0]?.model ?? '?'} × ${cpus().length}, ${Math.round(totalmem() / 2 ** 30)} GiB, ${wrkVersion}`;
 }
 
-function section(o: Options, name: string, docs: number, queries: number, inproc: InProcess, rows: WrkResult[]): string {
+function section(o: Options, name: string, docs: number, queries: number, inproc: InProcess, rows: WrkResult[], load: { before: number; after: number }): string {
   const aimRow = rows.find((r) => r.connections === AIM.connections);
   const lines = [
     SECTION_START,
@@ -185,7 +185,7 @@ function section(o: Options, name: string, docs: number, queries: number, inproc
     `\`quarry serve\` process over TLS 1.3 on loopback (HTTP/1.1, rate limit off), driven by Debian's \`wrk\``,
     `(${o.threads} thread${o.threads === 1 ? '' : 's'}, ${o.durationS} s per row, after a ${o.warmupS} s warm-up). In-process: \`searcher.search\``,
     `over the same mix with the handler's options (page 0, 20 results, snippets), one thread, ${o.inprocS} s. ${machine()}.`,
-    'Server, wrk and the benchmark share the machine\'s cores.',
+    `Server, wrk and the benchmark share the machine's cores; other work on the machine shows in the load average, ${fmt(load.before, 1)} before the run and ${fmt(load.after, 1)} after it (1-minute).`,
     '',
     `In-process: **${fmt(inproc.qps, 0)} searches/s** (p50 ${fmt(inproc.p50Ms)} ms, p99 ${fmt(inproc.p99Ms)} ms).`,
     '',
@@ -227,6 +227,7 @@ async function main(): Promise<void> {
   if (queries.length === 0) queries = seededQueries(collection.docs, 1000, 42).map((q) => q.q);
   log(`${collection.name}: ${collection.docs.length} documents, ${queries.length} queries; ${machine()}`);
 
+  const loadBefore = loadavg()[0]!;
   const dataDir = mkdtempSync(join(tmpdir(), 'quarry-bench-http-'));
   let server: Server | undefined;
   try {
@@ -256,7 +257,7 @@ async function main(): Promise<void> {
     server = undefined;
     if (code !== 0) log(`warning: the server exited with ${code} on SIGTERM`);
 
-    const text = section(o, collection.name, imported.docs, queries.length, inproc, rows);
+    const text = section(o, collection.name, imported.docs, queries.length, inproc, rows, { before: loadBefore, after: loadavg()[0]! });
     console.log(text);
     if (o.record) log(`recorded in ${record(text)}`);
     const bad = rows.filter((r) => r.non2xx > 0);
