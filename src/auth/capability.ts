@@ -432,11 +432,19 @@ export class CapabilityAuthority {
     return finishGrant(acc);
   }
 
+  /** Verification runs once per request: its statements are prepared once per chain length. */
+  readonly #chainStatements = new Map<number, { all(...ids: string[]): unknown[] }>();
+
   #rowsWithAccount(ids: readonly string[]): Map<string, CapRow> {
-    const rows = this.#db.prepare(
-      `SELECT c.*, a.disabled_at FROM capabilities c LEFT JOIN accounts a ON a.name = c.account
-       WHERE c.id IN (${ids.map(() => '?').join(',')})`,
-    ).all(...ids) as CapRow[];
+    let stmt = this.#chainStatements.get(ids.length);
+    if (stmt === undefined) {
+      stmt = this.#db.prepare(
+        `SELECT c.*, a.disabled_at FROM capabilities c LEFT JOIN accounts a ON a.name = c.account
+         WHERE c.id IN (${ids.map(() => '?').join(',')})`,
+      );
+      this.#chainStatements.set(ids.length, stmt);
+    }
+    const rows = stmt.all(...ids) as CapRow[];
     return new Map(rows.map((r) => [r.id, r]));
   }
 
