@@ -69,6 +69,8 @@ export function intOption(name: string, raw: string | undefined, min = 0): numbe
  * `{"error": {code, message}}` on stdout, so scripts need not parse stderr.
  */
 export async function runCommand(name: string, usage: string, json: () => boolean, body: () => Promise<number>): Promise<number> {
+  // `quarry search … | head`: a reader that stops early is not an error of ours.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => { if (err.code === 'EPIPE') process.exit(EXIT_OK); });
   try {
     return await body();
   } catch (err) {
