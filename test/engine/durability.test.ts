@@ -32,14 +32,20 @@ function liveDocs(index: Index): Map<bigint, { title: string; text: string }> {
   return out;
 }
 
-function runChild(script: string, dir: string, seed: number, killAfterMs: number): Promise<string[]> {
+/** Runs the child and SIGKILLs it `killAfterMs` after its READY line (or after spawn when `fromSpawn`). */
+function runChild(script: string, dir: string, seed: number, killAfterMs: number, fromSpawn: boolean): Promise<string[]> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [script, dir, String(seed)], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
-    child.stdout.setEncoding('utf8').on('data', (s: string) => (out += s));
+    let timer: NodeJS.Timeout | undefined;
+    const arm = () => (timer ??= setTimeout(() => child.kill('SIGKILL'), killAfterMs));
+    if (fromSpawn) arm();
+    child.stdout.setEncoding('utf8').on('data', (s: string) => {
+      out += s;
+      if (out.includes('READY')) arm();
+    });
     child.stderr.setEncoding('utf8').on('data', (s: string) => (err += s));
-    const timer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
     child.on('error', reject);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
@@ -66,7 +72,9 @@ test('SIGKILL at random moments: after each, the index is consistent and holds e
     let sawInFlight = 0;
     let maxGeneration = 0;
     for (let round = 0; round < KILLS; round++) {
-      const lines = await runChild(script, dir, round + 1, 80 + Math.floor(next() * 450));
+      // most kills land while the child commits; one in five while it starts (opening, lock takeover)
+      const fromSpawn = next() < 0.2;
+      const lines = await runChild(script, dir, round + 1, Math.floor(next() * (fromSpawn ? 300 : 700)), fromSpawn);
       let begun = committed;
       for (const line of lines) {
         const [kind, gen, digest] = line.split(' ');
@@ -92,7 +100,7 @@ test('SIGKILL at random moments: after each, the index is consistent and holds e
       }
     }
     // The test is only meaningful if the children got to commit a fair amount.
-    assert.ok(maxGeneration >= KILLS, `only ${maxGeneration} commits in ${KILLS} rounds`);
+    assert.ok(maxGeneration >= KILLS / 2, `only ${maxGeneration} commits in ${KILLS} rounds`);
     console.log(`${maxGeneration} commits, ${sawInFlight} in-flight commits found completed after a kill`);
   } finally {
     rmSync(tmp, { recursive: true, force: true });
