@@ -256,8 +256,9 @@ function normalizeFingerprint(text: string): string {
 /** Fetches the server's certificate once, to use it as the only trusted one when it matches the pin. */
 function peerCertificate(url: URL): Promise<X509Certificate> {
   return new Promise((resolve, reject) => {
+    const host = url.hostname.replace(/^\[(.*)\]$/, '$1'); // URL keeps IPv6 brackets; sockets do not want them
     const socket = tls.connect({
-      host: url.hostname, port: Number(url.port || 443), servername: url.hostname.match(/^[\d.]+$|:/) ? undefined : url.hostname,
+      host, port: Number(url.port || 443), servername: /^[\d.]+$|:/.test(host) ? undefined : host,
       rejectUnauthorized: false, minVersion: 'TLSv1.3', ALPNProtocols: ['http/1.1'],
     }, () => {
       const raw = socket.getPeerX509Certificate();
