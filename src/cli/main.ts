@@ -17,6 +17,13 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
   invite: { summary: 'create an invite code for a new account', load: async () => (await import('./auth.js')).invite },
   cap: { summary: 'mint, list or revoke capabilities (local, on the data directory)', load: async () => (await import('./auth.js')).cap },
   login: { summary: 'log in to a running server with OPAQUE and print the capability', load: async () => (await import('./auth.js')).login },
+  build: { summary: 'build a managed target from its recipe (control plane)', load: async () => (await import('./control.js')).build },
+  stage: { summary: 'stage a built version or upload an artifact', load: async () => (await import('./control.js')).stage },
+  deploy: { summary: 'promote a staged version of a target', load: async () => (await import('./control.js')).deploy },
+  status: { summary: 'version verdicts of the managed targets', load: async () => (await import('./control.js')).status },
+  rollback: { summary: 'move a target back to its previous (or a named) version', load: async () => (await import('./control.js')).rollback },
+  reconcile: { summary: 'repair drift of one target or all', load: async () => (await import('./control.js')).reconcile },
+  restart: { summary: 'restart the live version of a service target', load: async () => (await import('./control.js')).restart },
 };
 
 function usage(): string {

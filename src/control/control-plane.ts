@@ -714,7 +714,16 @@ export class ControlPlane {
     }
     const desired = spec.desired_version;
     if (!desired) {
+      // Nothing should be live, e.g. after a first promotion was interrupted by a crash. The pointer
+      // lives in our own directory, so it is ours to remove.
+      const live = this.releases.readLive(target);
+      if (live) {
+        this.#publish('target.drifted', { version: null, live, reasons: ['live_without_desired'] }, target);
+        this.releases.removeLive(target);
+        actions.push(`removed live pointer to ${live}: nothing desired`);
+      }
       if (recipe.kind === 'service' && this.supervisor.current(target)) { await this.supervisor.stopTarget(target); actions.push('stopped process: nothing desired'); }
+      for (const a of actions) run?.log(`${target}: ${a}`);
       return actions;
     }
     const v = this.store.getVersion(target, desired);

@@ -96,7 +96,7 @@ test('all 41 targets: build, stage, promote, second version, rollback', async ()
       assert.deepEqual(kindsFor(f, s.target, mark), [
         'build.started', 'build.succeeded', 'stage.succeeded', 'deploy.started', 'deploy.verifying', 'deploy.succeeded',
       ]);
-      assert.equal(f.cp.store.getVersion(s.target, first.get(s.target)!.version)?.state, 'superseded');
+      assert.equal(f.cp.store.getVersion(s.target, first.get(s.target)!.version!)?.state, 'superseded');
     }
     for (const t of targets) {
       if (kindOf(f.repo, t) === 'service') {
@@ -120,7 +120,7 @@ test('all 41 targets: build, stage, promote, second version, rollback', async ()
       assert.equal(s.live?.version, first.get(s.target)!.version);
       assert.equal(s.generation, 3);
       assert.deepEqual(kindsFor(f, s.target, mark), ['deploy.started', 'deploy.verifying', 'deploy.rolled_back', 'deploy.succeeded']);
-      assert.equal(f.cp.store.getVersion(s.target, second.get(s.target)!.version)?.state, 'superseded');
+      assert.equal(f.cp.store.getVersion(s.target, second.get(s.target)!.version!)?.state, 'superseded');
     }
     const audit = f.db.prepare(`SELECT action, COUNT(*) AS n FROM audit_log WHERE result = 'ok' GROUP BY action`).all() as { action: string; n: number }[];
     const byAction = Object.fromEntries(audit.map((r) => [r.action, r.n]));

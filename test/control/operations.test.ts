@@ -60,7 +60,7 @@ test('expected_generation that is stale is 409; dry_run plans and changes nothin
   assert.equal(await code(f.cp.deploy(p, { target: 'finserve', expected_generation: gen + 5 })), 'conflict');
   const plan = await f.cp.deploy(p, { target: 'finserve', dry_run: true });
   assert.equal((plan as { dry_run: boolean }).dry_run, true);
-  assert.equal((plan as { plan: { to: string } }).plan.to, b.version);
+  assert.equal((plan as unknown as { plan: { to: string } }).plan.to, b.version);
   assert.equal(f.cp.store.getTarget('finserve').generation, gen);
   assert.equal(f.cp.releases.readLive('finserve'), undefined);
   const d = await settle(f.cp, await f.cp.deploy(p, { target: 'finserve', expected_generation: gen }));
