@@ -116,6 +116,8 @@ export class ControlPlane {
   readonly #buildSlots: (() => void)[] = [];
   #buildsActive = 0;
   readonly #verdicts = new Map<string, TargetStatus>();
+  /** The last health probe of each service target's current process. */
+  readonly #lastProbe = new Map<string, { pid: number; healthy: boolean }>();
   readonly #inflightIdem = new Map<string, Promise<{ status: number; json: Record<string, unknown> }>>();
   // The reconcile queue: target names (not objects), each with its back-off.
   readonly #queue = new Set<string>();
@@ -278,8 +280,27 @@ export class ControlPlane {
     return out;
   }
 
-  /** What is actually there: the live pointer, the files of the live release, the supervised process. */
+  /**
+   * What is actually there: the live pointer, the files of the live release, the supervised process
+   * and (with `probe`) one health probe of it. Without `probe`, the last probe's answer is used: that
+   * is the synchronous form the event-stream snapshot needs.
+   */
   async observe(target: string): Promise<TargetObservation> {
+    const obs = this.#observeSync(target);
+    const p = this.supervisor.current(target);
+    if (obs.process && p && obs.process.state === 'running') {
+      let recipe: Recipe | undefined;
+      try { recipe = loadRecipe(this.targetsDir, target); } catch { recipe = undefined; }
+      if (recipe?.health.type === 'http') {
+        const healthy = await probeHttp(p.port, recipe.health.path, Math.min(recipe.health.timeoutMs, this.#o.statusProbeTimeoutMs));
+        this.#lastProbe.set(target, { pid: p.pid, healthy });
+        obs.process.healthy = healthy;
+      }
+    }
+    return obs;
+  }
+
+  #observeSync(target: string): TargetObservation {
     let recipe: Recipe | undefined;
     try { recipe = loadRecipe(this.targetsDir, target); } catch { recipe = undefined; }
     const liveVersion = this.releases.readLive(target);
@@ -292,10 +313,12 @@ export class ControlPlane {
       const p = this.supervisor.current(target);
       if (p) {
         const alive = this.supervisor.isAlive(p);
-        const healthy = alive && recipe.health.type === 'http'
-          ? await probeHttp(p.port, recipe.health.path, Math.min(recipe.health.timeoutMs, this.#o.statusProbeTimeoutMs))
-          : undefined;
-        obs.process = { version: p.version, pid: p.pid, state: alive ? p.state : (p.state === 'backoff' ? 'backoff' : 'exited'), restarts: p.restarts, healthy };
+        const last = this.#lastProbe.get(target);
+        obs.process = {
+          version: p.version, pid: p.pid, state: alive ? p.state : (p.state === 'backoff' ? 'backoff' : 'exited'), restarts: p.restarts,
+          // A process that passed its start-up health check counts as healthy until a probe says otherwise.
+          healthy: alive ? (last && last.pid === p.pid ? last.healthy : true) : undefined,
+        };
       }
     } else if (recipe?.kind === 'static' && liveVersion && recipe.health.type === 'file') {
       obs.healthFile = existsSync(join(this.releases.releaseDir(target, liveVersion), recipe.health.path));
@@ -304,14 +327,24 @@ export class ControlPlane {
   }
 
   async #computeStatus(target: string): Promise<TargetStatus> {
+    return this.#statusFrom(target, await this.observe(target).catch((err: Error) => err));
+  }
+
+  #statusFrom(target: string, obs: TargetObservation | Error): TargetStatus {
     const spec = this.store.getTarget(target);
     const lastOp = this.store.lastOp(target);
     const lockOp = spec.lock_op ? this.store.getOp(spec.lock_op) : undefined;
-    let obs: TargetObservation;
-    try { obs = await this.observe(target); } catch (err) {
-      return this.#statusShell(target, spec, lastOp, lockOp, { verdict: 'unknown', sync: 'unknown', health: 'unknown', reasons: [`observation_failed: ${(err as Error).message}`] }, undefined);
+    if (obs instanceof Error) {
+      return this.#statusShell(target, spec, lastOp, lockOp, { verdict: 'unknown', sync: 'unknown', health: 'unknown', reasons: [`observation_failed: ${obs.message}`] }, undefined);
     }
     return this.#statusShell(target, spec, lastOp, lockOp, judge(spec, obs, lockOp, lastOp, spec.desired_version ? this.store.getVersion(target, spec.desired_version) : undefined), obs);
+  }
+
+  /** Recomputes a target's cached verdict without probing (state first, then the event: bus contract). */
+  #refreshVerdictSync(target: string): void {
+    let obs: TargetObservation | Error;
+    try { obs = this.#observeSync(target); } catch (err) { obs = err as Error; }
+    this.#verdicts.set(target, this.#statusFrom(target, obs));
   }
 
   #statusShell(target: string, spec: TargetSpec, lastOp: OpRecord | undefined, lockOp: OpRecord | undefined,
@@ -605,6 +638,14 @@ export class ControlPlane {
     const opId = run.op.op_id;
     const from = this.store.getTarget(target).desired_version;
     const previousLive = this.releases.readLive(target);
+    const cur = this.supervisor.current(target);
+    if (from === v.version && previousLive === v.version && v.state === 'live' && this.releases.verify(target, v.version)?.length === 0
+      && (recipe.kind !== 'service' || (cur?.version === v.version && this.supervisor.isAlive(cur)))) {
+      // Applying the spec that is already true changes nothing (no generation bump, no restart).
+      this.store.updateOp(opId, { state: 'running', from_version: from });
+      run.log(`${target} ${v.version} is already live and in sync: nothing to do`);
+      return;
+    }
     let generation = 0;
     this.#db.transaction(() => {
       this.store.updateOp(opId, { state: 'running', from_version: from });
@@ -886,6 +927,7 @@ export class ControlPlane {
   }
 
   #publish(kind: EventKind, payload: Record<string, unknown>, target: string): void {
+    if (kind !== 'build.log') this.#refreshVerdictSync(target);
     this.#bus.publish(kind, payload, target);
   }
 }
