@@ -30,7 +30,7 @@ export function isScope(s: string): s is Scope {
   return (SCOPES as readonly string[]).includes(s);
 }
 
-/** `opening` → `ready` ⇄ `indexing`; `failed` when the last ingest failed (the index still serves). */
+/** `ready` ⇄ `indexing` while an ingest of this process runs; `failed` when the last one failed (the index still serves what was committed). */
 export type CorpusState = 'ready' | 'indexing' | 'failed';
 
 export interface CorpusStatus {

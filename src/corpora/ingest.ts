@@ -67,7 +67,7 @@ export interface IngestOptions {
 
 export interface IngestReport extends IngestProgress {
   commits: AckedCommit[];
-  /** Cids of the documents upserted, when the caller asked for them (`collectCids`). */
+  /** The signal stopped the reading early (what was read is committed). */
   aborted: boolean;
 }
 
