@@ -47,107 +47,152 @@ export function siteTerms(host: string): string[] {
   return out;
 }
 
-interface TermAcc {
-  docs: number[];
-  freqs: number[];
-  positions: number[];
-  last: number;
-}
-
 interface SurfaceAcc {
+  /** Id of the surface's stemmed term (one map lookup per token finds both). */
+  term: number;
   df: number;
   last: number;
-  /** The accumulator of the surface's stemmed term (one map lookup per token finds both). */
-  term: TermAcc;
 }
 
-/** An in-memory segment under construction. Doc ids are assigned in `add` order from 0. */
+/** A growable Int32Array. */
+class IntBuffer {
+  a = new Int32Array(1024);
+  length = 0;
+  push(v: number): void {
+    if (this.length === this.a.length) {
+      const next = new Int32Array(this.a.length * 2);
+      next.set(this.a);
+      this.a = next;
+    }
+    this.a[this.length++] = v;
+  }
+}
+
+/**
+ * An in-memory segment under construction. Doc ids are assigned in `add` order from 0.
+ *
+ * Inversion is deferred: `add` appends each token's (term id, position) to two flat typed arrays — one
+ * map lookup and two stores per token, no per-term arrays to grow — and `encode` groups them by term with
+ * a stable counting sort, which keeps each term's tokens in (doc, position) order.
+ */
 export class SegmentBuilder {
-  private readonly terms = new Map<string, TermAcc>();
   private readonly surfaces = new Map<string, SurfaceAcc>();
+  private readonly termIds = new Map<string, number>();
+  private readonly termNames: string[] = [];
+  private readonly tokTerm = new IntBuffer();
+  /** Position of each token; −1 for `site:` terms, which have none. */
+  private readonly tokPos = new IntBuffer();
+  /** Index in the token arrays where each doc's tokens start. */
+  private readonly docStart: number[] = [];
   private readonly lengths: number[] = [];
   private readonly cids: bigint[] = [];
   private readonly stored: IndexedDocument[] = [];
-  /** Approximate memory held, in bytes (text held for storing plus the inverted postings). */
+  /** Approximate memory held, in bytes (text held for storing plus the token arrays). */
   bytes = 0;
 
   get maxDoc(): number {
     return this.cids.length;
   }
 
+  private termId(term: string): number {
+    let id = this.termIds.get(term);
+    if (id === undefined) {
+      id = this.termNames.length;
+      this.termIds.set(term, id);
+      this.termNames.push(term);
+    }
+    return id;
+  }
+
   /** Adds a document; returns its doc id in this segment. */
   add(d: IndexedDocument): number {
     const doc = this.cids.length;
-    const terms = this.terms;
     const surfaces = this.surfaces;
+    const tokTerm = this.tokTerm;
+    const tokPos = this.tokPos;
+    this.docStart.push(tokTerm.length);
     let tokens = 0;
     const sink = (term: string, surface: string, position: number) => {
       let s = surfaces.get(surface);
       if (s === undefined) {
-        let t = terms.get(term);
-        if (t === undefined) {
-          t = { docs: [], freqs: [], positions: [], last: -1 };
-          terms.set(term, t);
-        }
-        s = { df: 0, last: -1, term: t };
+        s = { term: this.termId(term), df: 0, last: -1 };
         surfaces.set(surface, s);
       }
       if (s.last !== doc) {
         s.last = doc;
         s.df++;
       }
-      const acc = s.term;
-      if (acc.last !== doc) {
-        acc.last = doc;
-        acc.docs.push(doc);
-        acc.freqs.push(1);
-      } else {
-        acc.freqs[acc.freqs.length - 1]!++;
-      }
-      acc.positions.push(position);
+      tokTerm.push(s.term);
+      tokPos.push(position);
       tokens++;
     };
     const inTitle = tokenize(d.title, sink, 0);
     tokenize(d.text, sink, inTitle + TITLE_TEXT_POSITION_GAP);
     if (d.host !== undefined) {
-      for (const t of siteTerms(d.host)) {
-        let acc = terms.get(t);
-        if (acc === undefined) {
-          acc = { docs: [], freqs: [], positions: [], last: -1 };
-          terms.set(t, acc);
-        }
-        if (acc.last !== doc) {
-          acc.last = doc;
-          acc.docs.push(doc);
-          acc.freqs.push(1);
-        }
+      for (const t of new Set(siteTerms(d.host))) {
+        tokTerm.push(this.termId(t));
+        tokPos.push(-1);
       }
     }
     this.lengths.push(tokens);
     this.cids.push(d.cid);
     this.stored.push(d);
-    this.bytes += 2 * (d.title.length + d.text.length + (d.url?.length ?? 0) + (d.host?.length ?? 0)) + 24 * tokens + 64;
+    this.bytes += 2 * (d.title.length + d.text.length + (d.url?.length ?? 0) + (d.host?.length ?? 0)) + 16 * tokens + 128;
     return doc;
   }
 
   /** Encodes the segment: the `.idx` and `.sto` file contents. */
   encode(store: StoreOptions): { idx: Buffer; sto: Buffer; maxDoc: number } {
-    const termList = [...this.terms.keys()].sort();
-    const terms = this.terms;
+    const nTerms = this.termNames.length;
+    const nTok = this.tokTerm.length;
+    const tokTerm = this.tokTerm.a;
+    const tokPos = this.tokPos.a;
+    // stable counting sort of tokens by term
+    const start = new Int32Array(nTerms + 1);
+    for (let i = 0; i < nTok; i++) start[tokTerm[i]! + 1]!++;
+    for (let t = 0; t < nTerms; t++) start[t + 1]! += start[t]!;
+    const fill = start.slice(0, nTerms);
+    const sDoc = new Int32Array(nTok);
+    const sPos = new Int32Array(nTok);
+    const docStart = this.docStart;
+    const maxDoc = this.cids.length;
+    for (let doc = 0; doc < maxDoc; doc++) {
+      const end = doc + 1 < maxDoc ? docStart[doc + 1]! : nTok;
+      for (let i = docStart[doc]!; i < end; i++) {
+        const at = fill[tokTerm[i]!]!++;
+        sDoc[at] = doc;
+        sPos[at] = tokPos[i]!;
+      }
+    }
+    const names = this.termNames;
+    const order = Array.from({ length: nTerms }, (_, i) => i).sort((a, b) => (names[a]! < names[b]! ? -1 : names[a]! > names[b]! ? 1 : 0));
+    const docs = new IntBuffer();
+    const freqs = new IntBuffer();
     const surfaces = this.surfaces;
     const idx = encodeIdx({
       lengths: this.lengths,
       cids: this.cids,
-      termCount: termList.length,
+      termCount: nTerms,
       *terms() {
-        for (const t of termList) {
-          const acc = terms.get(t)!;
-          yield { term: t, docs: acc.docs, freqs: acc.freqs, positions: acc.positions };
+        for (const t of order) {
+          const from = start[t]!;
+          const to = start[t + 1]!;
+          docs.length = 0;
+          freqs.length = 0;
+          for (let i = from; i < to; i++) {
+            const d = sDoc[i]!;
+            if (docs.length > 0 && docs.a[docs.length - 1] === d) freqs.a[freqs.length - 1]!++;
+            else {
+              docs.push(d);
+              freqs.push(1);
+            }
+          }
+          yield { term: names[t]!, docs: docs.a.subarray(0, docs.length), freqs: freqs.a.subarray(0, freqs.length), positions: sPos.subarray(from, to) };
         }
       },
       surfaces: [...surfaces.keys()].sort().map((sf) => [sf, surfaces.get(sf)!.df] as [string, number]),
     });
-    return { idx, sto: encodeStore(this.stored, store), maxDoc: this.cids.length };
+    return { idx, sto: encodeStore(this.stored, store), maxDoc };
   }
 }
 
