@@ -57,14 +57,13 @@ function walk(root: string, source: OwnSourceName, out: SourceFile[], limit: { l
   visit(root);
 }
 
-const commandCache = new Map<string, boolean>();
-function isInstalledCommand(name: string): boolean {
-  let yes = commandCache.get(name);
-  if (yes === undefined) {
-    yes = name !== '' && !name.includes('/') && COMMAND_DIRS.some((d) => existsSync(join(d, name)));
-    commandCache.set(name, yes);
+/** Names of the installed commands (one directory listing each, instead of a stat per man page). */
+function installedCommands(): Set<string> {
+  const names = new Set<string>();
+  for (const d of COMMAND_DIRS) {
+    try { for (const n of readdirSync(d)) names.add(n); } catch { /* absent on this machine */ }
   }
-  return yes;
+  return names;
 }
 
 function isManTree(dir: string): boolean {
@@ -82,17 +81,18 @@ export function listOwnSources(config: CorporaConfig): SourceFile[] {
     const cap = library.maxDocs === 0 ? Infinity : library.maxDocs;
     if (isManTree(library.dir)) {
       let count = 0;
+      const commands = library.commandsOnly ? installedCommands() : undefined;
       for (const section of library.sections) {
         const dir = join(library.dir, `man${section}`);
         let names: string[];
         try { names = readdirSync(dir).sort(); } catch { continue; }
         for (const name of names) {
           if (count >= cap || limit.left-- <= 0) break;
+          if (commands && !commands.has(name.replace(/\.gz$/, '').replace(/\.[^.]*$/, ''))) continue;
           const p = join(dir, name);
           let st: Stats;
           try { st = lstatSync(p); } catch { continue; }
           if (!st.isFile()) continue; // symlinks are aliases of a page listed under its own name
-          if (library.commandsOnly && !isInstalledCommand(name.replace(/\.gz$/, '').replace(/\.[^.]*$/, ''))) continue;
           out.push({ source: 'library', key: fileKey('library', `man${section}/${name}`), path: p, stamp: stampOf(st), format: 'man' });
           count++;
         }
