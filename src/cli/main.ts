@@ -13,6 +13,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
   doc: { summary: 'print one document by cid', load: () => import('./doc.js') },
   suggest: { summary: 'complete a word from a corpus', load: () => import('./suggest.js') },
   stats: { summary: 'show the size of each corpus', load: () => import('./stats.js') },
+  check: { summary: 'verify an index directory (checksums and invariants)', load: () => import('./check-index.js') },
   user: { summary: 'add, list or disable accounts (local, on the data directory)', load: async () => (await import('./auth.js')).user },
   invite: { summary: 'create an invite code for a new account', load: async () => (await import('./auth.js')).invite },
   cap: { summary: 'mint, list or revoke capabilities (local, on the data directory)', load: async () => (await import('./auth.js')).cap },
