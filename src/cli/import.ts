@@ -87,7 +87,7 @@ export async function run(args: string[]): Promise<number> {
     }
 
     const corpora = await openCorpora({ dataDir, resolved });
-    const bar = new ProgressBar('importing', { enabled: !json });
+    const bar = new ProgressBar('importing', { enabled: !json, unit: 'MB', decimals: 1 });
     const abort = new AbortController();
     const onSigint = () => abort.abort();
     process.on('SIGINT', onSigint);
@@ -97,7 +97,7 @@ export async function run(args: string[]): Promise<number> {
       const report = await corpora.ingest(scope, allItems(), {
         phase: 'importing',
         signal: abort.signal,
-        onProgress: (p) => bar.update(progress.bytesRead / 1048576, totalBytes / 1048576, `MB  ${p.docs.toLocaleString('en-US')} docs`),
+        onProgress: (p) => bar.update(progress.bytesRead / 1048576, totalBytes / 1048576, `${p.docs.toLocaleString('en-US')} docs`),
         onCommit: (c) => {
           if (json) printJsonLine({ event: 'commit', corpus: scope, generation: c.generation, committed: c.committedDocs, docs: c.docs });
           else { bar.clear(); console.log(`committed generation ${c.generation}: ${c.committedDocs} documents imported so far; the ${scope} corpus has ${c.docs}`); }

@@ -31,7 +31,7 @@ export async function run(args: string[]): Promise<number> {
     const resolved = loadCliCorporaConfig(values.config, dataDir);
     const started = Date.now();
     const corpora = await openCorpora({ dataDir, resolved });
-    const bar = new ProgressBar('indexing', { enabled: !json });
+    const bar = new ProgressBar('indexing', { enabled: !json, unit: 'files' });
     try {
       const r = await corpora.ensureOwnIndexed((p) => bar.update(p.done, p.total), { full: values.full === true });
       bar.finish();
