@@ -14,6 +14,7 @@
  */
 import { NO_MORE_DOCS, SITE_TERM_PREFIX, type PostingsCursor, type SegmentReader } from '../index/types.js';
 import { TopK, type CollectedHit } from './collector.js';
+import { accumulateDisjunction } from './accumulate.js';
 import { countDisjunction } from './count.js';
 import {
   PhraseIterator, TermIterator, UnionIterator, conjunction, matchesAt, type DocIterator,
@@ -21,6 +22,13 @@ import {
 import type { LogicalQuery, ScoringNode } from './logical.js';
 import { topKDisjunction, type TermScorer } from './maxscore.js';
 import type { Snapshot } from './snapshot.js';
+
+/**
+ * A disjunction is accumulated (accumulate.ts) rather than run by MaxScore + bitset count when its
+ * postings number at least this fraction of the segment's documents: the counting pass must decode them
+ * all anyway, and scoring them on the way costs less than a pruned pass after it (bench/query-loop.ts).
+ */
+export const ACCUMULATE_DENSITY = 0.25;
 
 /** A `site:` filter leads the walk instead of filtering MaxScore's candidates when it is this much cheaper. */
 export const SITE_LEAD_RATIO = 8;
@@ -155,11 +163,15 @@ function executeSegment(
     for (const c of opened.should) shouldCost += c.it.cost;
     const siteCost = opened.siteFilters.reduce((m, f) => Math.min(m, f.cost), Infinity);
     if (siteCost * SITE_LEAD_RATIO >= shouldCost) {
+      const scorersOf = (o: Opened): TermScorer[] => o.should.map((c) => ({ cursor: c.terms[0]!.cursor, weight: weight.weights[c.terms[0]!.id]! }));
+      const dense = shouldCost >= seg.maxDoc * ACCUMULATE_DENSITY;
+      if (snap.plan === 'accumulate' || (snap.plan === 'auto' && dense)) {
+        return accumulateDisjunction(seg, scorersOf(opened), opened.siteFilters, opened.exclusions, snap.liveBits(seg), collector, snap.bm25, snap.norms(seg));
+      }
       // counting consumes its own iterators; the top-k pass gets fresh ones
       const total = countDisjunction(seg, opened.should.map((c) => c.it), opened.siteFilters, opened.exclusions, snap.liveBits(seg));
       if (collector && total > 0) {
         const fresh = open(seg, q, weight)!;
-        const scorers: TermScorer[] = fresh.should.map((c) => ({ cursor: c.terms[0]!.cursor, weight: weight.weights[c.terms[0]!.id]! }));
         const filtered = seg.liveDocs < seg.maxDoc || fresh.siteFilters.length > 0 || fresh.exclusions.length > 0;
         const accept = !filtered ? undefined : (doc: number): boolean => {
           if (!seg.isLive(doc)) return false;
@@ -167,7 +179,7 @@ function executeSegment(
           for (const e of fresh.exclusions) if (matchesAt(e, doc)) return false;
           return true;
         };
-        topKDisjunction(seg, scorers, accept, collector, snap.bm25);
+        topKDisjunction(seg, scorersOf(fresh), accept, collector, snap.bm25, snap.norms(seg));
       }
       return total;
     }

@@ -27,6 +27,7 @@ export interface TermScorer {
  */
 export function topKDisjunction(
   seg: SegmentReader, scorers: TermScorer[], accept: ((doc: number) => boolean) | undefined, collector: TopK, bm25: Bm25,
+  norms: Float64Array,
 ): void {
   const n = scorers.length;
   // Parallel arrays in the window's ascending-bound order (re-sorted per window).
@@ -43,8 +44,6 @@ export function topKDisjunction(
     while (e < n && prefix[e]! < t) e++;
     return e;
   };
-  const a = bm25.a;
-  const bn = bm25.bn;
   const round = bm25.round;
 
   let windowStart = 0;
@@ -82,7 +81,7 @@ export function topKDisjunction(
       }
       if (doc > windowEnd) break;
       if (accept === undefined || accept(doc)) {
-        const norm = a + bn * seg.length(doc);
+        const norm = norms[doc]!;
         let score = 0;
         for (let i = e; i < n; i++) {
           const c = cursors[i]!;

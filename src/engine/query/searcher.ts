@@ -16,7 +16,7 @@ import { SurfaceDictionary } from '../spell/index.js';
 import { execute, type Execution } from './executor.js';
 import { phrasesOnly, relaxPhrases, requiredPhrases, scoringTerms, toLogical, type LogicalQuery } from './logical.js';
 import { parseQuery, type ParsedQuery, type TermClause } from './parser.js';
-import { Snapshot } from './snapshot.js';
+import { Snapshot, type DisjunctionPlan } from './snapshot.js';
 
 /** Deep-paging bound (CONTRACT §1 `bad_page`): page·pageSize must stay below it. */
 export const MAX_RESULT_WINDOW = 10_000;
@@ -77,6 +77,8 @@ export interface SearcherOptions {
    * contribution, to measure what integer scores cost in nDCG. Default `'int'` (the contract).
    */
   scoring?: ScoringMode;
+  /** INTERNAL (tests, benches): force one disjunction plan instead of choosing by density. Default `'auto'`. */
+  plan?: DisjunctionPlan;
   /** Bytes the snapshot's files take on disk, reported by stats(). Default 0. */
   bytes?: number;
 }
@@ -93,7 +95,7 @@ class SnapshotSearcher implements Searcher {
   private readonly corrections = new Map<string, string | null>();
 
   constructor(private readonly segments: SegmentReader[], readonly generation: number, private readonly options: SearcherOptions) {
-    this.snap = new Snapshot(segments, options.scoring ?? 'int');
+    this.snap = new Snapshot(segments, options.scoring ?? 'int', options.plan ?? 'auto');
     this.docCount = this.snap.docCount;
   }
 

@@ -12,14 +12,21 @@ import { Bm25, type ScoringMode } from '../rank/bm25.js';
 /** Most per-term df values a snapshot caches (each is a few bytes; bounds a flood of distinct terms). */
 export const DF_CACHE_LIMIT = 100_000;
 
+/**
+ * How a disjunction of terms is executed (executor.ts): `auto` chooses by density; the others force one
+ * plan. INTERNAL: tests force each plan to check they agree, benches compare them.
+ */
+export type DisjunctionPlan = 'auto' | 'maxscore' | 'accumulate';
+
 export class Snapshot {
   readonly docCount: number;
   readonly lengthSum: number;
   readonly bm25: Bm25;
   private readonly dfCache = new Map<string, number>();
   private readonly liveBitsCache = new Map<SegmentReader, Uint32Array>();
+  private readonly normsCache = new Map<SegmentReader, Float64Array>();
 
-  constructor(readonly segments: readonly SegmentReader[], mode: ScoringMode) {
+  constructor(readonly segments: readonly SegmentReader[], mode: ScoringMode, readonly plan: DisjunctionPlan = 'auto') {
     let n = 0;
     let sum = 0;
     for (const s of segments) {
@@ -49,6 +56,22 @@ export class Snapshot {
     if (this.dfCache.size >= DF_CACHE_LIMIT) this.dfCache.clear();
     this.dfCache.set(term, df);
     return df;
+  }
+
+  /**
+   * norm(dl) = A + Bn·dl of every doc of the segment (rank/bm25.ts), computed once per snapshot: the
+   * scoring loops read one array instead of calling `length` and multiplying per posting. The same float64
+   * operations as `Bm25.norm`, so the same bits.
+   */
+  norms(s: SegmentReader): Float64Array {
+    let norms = this.normsCache.get(s);
+    if (!norms) {
+      norms = new Float64Array(s.maxDoc);
+      const { a, bn } = this.bm25;
+      for (let d = 0; d < s.maxDoc; d++) norms[d] = a + bn * s.length(d);
+      this.normsCache.set(s, norms);
+    }
+    return norms;
   }
 
   /** Bit d set when doc d is live; undefined when every doc of the segment is. */

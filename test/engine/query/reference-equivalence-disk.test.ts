@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { Index, type Searcher } from '../../../src/engine/index.js';
+import { Index, createSearcher, type Searcher } from '../../../src/engine/index.js';
 import type { StoredDocument } from '../../../src/engine/index/types.js';
 import { cidOf, historyArb, queryArb, type History } from './arbitraries.js';
 import { referenceSearch } from './reference.js';
@@ -42,9 +42,11 @@ test('the engine over the on-disk index equals the reference evaluator', async (
     await fc.assert(fc.asyncProperty(historyArb(12), fc.array(queryArb, { minLength: 1, maxLength: 6 }), fc.integer({ min: 1, max: 5 }), async (history, queries, pageSize) => {
       const { index, live } = await buildOnDisk(join(root, String(n++)), history);
       try {
-        const searcher = index.searcher() as Searcher;
-        assert.equal(searcher.docCount, live.length);
-        for (const q of queries) {
+        const auto = index.searcher() as Searcher;
+        assert.equal(auto.docCount, live.length);
+        const segments = [...index.snapshot().segments];
+        const forced = (['maxscore', 'accumulate'] as const).map((plan) => createSearcher(segments, auto.generation, { plan }));
+        for (const q of queries) for (const searcher of [auto, ...forced]) {
           const want = referenceSearch(live, q);
           const all = searcher.search(q, { pageSize: 1000, snippets: false });
           assert.equal(all.total, want.total, `total of ${q}`);

@@ -13,14 +13,17 @@ import type { MemorySegment } from '../support/memory-segment.js';
 import { TEMPLATES, WORDS, build, docArb, historyArb, queryArb } from './arbitraries.js';
 import { referenceSearch } from './reference.js';
 
+/** Checks every disjunction plan: the automatic choice and each one forced. */
 function check(segments: MemorySegment[], live: StoredDocument[], q: string, pageSize: number, page: number): void {
-  const searcher = createSearcher(segments, 1);
-  const got = searcher.search(q, { page, pageSize, snippets: false });
   const want = referenceSearch(live, q);
-  assert.equal(got.total, want.total, `total of ${q}`);
-  assert.equal(got.phraseExact, want.phraseExact, `phraseExact of ${q}`);
   const expected = want.hits.slice(page * pageSize, (page + 1) * pageSize);
-  assert.deepEqual(got.hits.map((h) => [h.cid, h.score]), expected.map((h) => [h.cid, h.score]), `hits of ${q} page ${page}/${pageSize}`);
+  for (const plan of ['auto', 'maxscore', 'accumulate'] as const) {
+    const searcher = createSearcher(segments, 1, { plan });
+    const got = searcher.search(q, { page, pageSize, snippets: false });
+    assert.equal(got.total, want.total, `total of ${q} (${plan})`);
+    assert.equal(got.phraseExact, want.phraseExact, `phraseExact of ${q} (${plan})`);
+    assert.deepEqual(got.hits.map((h) => [h.cid, h.score]), expected.map((h) => [h.cid, h.score]), `hits of ${q} page ${page}/${pageSize} (${plan})`);
+  }
 }
 
 test('engine equals the reference evaluator on random corpora and queries (full lists)', () => {
