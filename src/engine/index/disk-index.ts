@@ -101,6 +101,10 @@ function toDocument(doc: unknown): IndexedDocument {
   return out;
 }
 
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 function segmentName(n: number): string {
   return `seg_${String(n).padStart(6, '0')}`;
 }
@@ -325,6 +329,7 @@ class DiskIndexWriter implements IndexWriter {
   private closed = false;
   private failure: unknown;
   private committing = false;
+  private inFlight: Promise<void> = Promise.resolve();
   pending = 0;
 
   constructor(private readonly index: Index, private readonly lock: WriterLock) {
@@ -421,7 +426,7 @@ class DiskIndexWriter implements IndexWriter {
     return { name: ws.core.name, maxDoc: ws.core.maxDoc, deleted, deletes: ws.deletesFile, bytes: ws.core.bytes };
   }
 
-  private mergeLocked(): void {
+  private async mergeLocked(): Promise<void> {
     const o = this.index.options;
     for (let round = 0; round < 16; round++) {
       this.working = this.working.filter((ws) => ws.deleted === null || countDeleted(ws.deleted) < ws.core.maxDoc);
@@ -434,6 +439,7 @@ class DiskIndexWriter implements IndexWriter {
         const at = this.working.findIndex((ws) => names.has(ws.core.name));
         this.working = this.working.filter((ws) => !names.has(ws.core.name));
         this.working.splice(at, 0, { core, deleted: null, dirty: false, deletesFile: null });
+        await yieldToEventLoop();
       }
     }
   }
@@ -441,9 +447,16 @@ class DiskIndexWriter implements IndexWriter {
   async commit(): Promise<CommitInfo> {
     this.assertUsable();
     this.committing = true;
+    const run = this.commitLocked();
+    this.inFlight = run.then(() => undefined, () => undefined);
+    return run;
+  }
+
+  private async commitLocked(): Promise<CommitInfo> {
     try {
       this.flushLocked();
-      this.mergeLocked();
+      await yieldToEventLoop(); // a large commit must not stall queries served by this process
+      await this.mergeLocked();
       const { manifest: prev } = this.index.currentLocked();
       const generation = prev.generation + 1;
       for (const ws of this.working) {
@@ -479,6 +492,7 @@ class DiskIndexWriter implements IndexWriter {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await this.inFlight; // a commit in flight completes (or fails) before the lock is released
     this.builder = new SegmentBuilder();
     this.lock.release();
     this.index.writerClosedLocked(this);
