@@ -36,7 +36,7 @@ function oneLine(s: string): string {
 }
 
 /** Elements whose content is never text of the page. */
-const SKIP = new Set(['script', 'style', 'noscript', 'template', 'svg', 'math', 'iframe', 'object', 'canvas', 'select', 'head']);
+const SKIP = new Set(['script', 'style', 'noscript', 'template', 'svg', 'math', 'iframe', 'object', 'canvas', 'select']);
 /** Elements that end a line of text (so words on both sides do not glue together). */
 const BLOCK = new Set([
   'address', 'article', 'aside', 'blockquote', 'br', 'dd', 'details', 'div', 'dl', 'dt', 'fieldset', 'figcaption',

@@ -14,6 +14,7 @@ test('HTML: title, visible text, entities decoded, scripts and styles dropped, b
   assert.doesNotMatch(r.text, /secret|color|nojs/);
   assert.equal(extractHtml('<h1>Only <b>h1</b></h1><p>x</p>').title, 'Only h1');
   assert.equal(extractHtml('<p>no title</p>', 'fallback').title, 'fallback');
+  assert.equal(extractHtml('<html><head><title>T</title><p>no body tag, no end of head</p>').text, 'no body tag, no end of head');
 });
 
 test('Markdown: first heading is the title, markup removed, code kept as text', () => {
