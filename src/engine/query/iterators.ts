@@ -129,29 +129,67 @@ export class ConjunctionIterator implements DocIterator {
   }
 }
 
+/** Above this many sub-iterators a union keeps them in a heap rather than scanning them all per doc. */
+export const UNION_HEAP_THRESHOLD = 8;
+
 /**
  * Documents any sub-iterator matches. Invariant after every move: each sub sits on a doc ≥ doc(), and the
- * subs on exactly doc() are the ones that match it (`subs[i].doc() === doc()`).
+ * subs on exactly doc() are the ones that match it (`subs[i].doc() === doc()`). Few subs are scanned per
+ * move; many (long queries) are kept in a binary min-heap by current doc, so a move costs O(log n) per
+ * sub that actually moves instead of O(n).
  */
 export class UnionIterator implements DocIterator {
   readonly cost: number;
   private current = -1;
+  /** Heap of sub indexes by current doc (only when subs.length > UNION_HEAP_THRESHOLD). */
+  private readonly heap: Int32Array | undefined;
   constructor(readonly subs: DocIterator[]) {
     let c = 0;
     for (const s of subs) c += s.cost;
     this.cost = c;
+    if (subs.length > UNION_HEAP_THRESHOLD) this.heap = Int32Array.from(subs, (_, i) => i); // all at -1: a valid heap
   }
   doc(): number { return this.current; }
   nextDoc(): number { return this.advance(this.current + 1); }
   advance(target: number): number {
     if (this.current === NO_MORE_DOCS) return NO_MORE_DOCS;
-    let min = NO_MORE_DOCS;
-    for (const s of this.subs) {
-      let d = s.doc();
-      if (d < target) d = s.advance(target);
-      if (d < min) min = d;
+    const heap = this.heap;
+    if (heap === undefined) {
+      let min = NO_MORE_DOCS;
+      for (const s of this.subs) {
+        let d = s.doc();
+        if (d < target) d = s.advance(target);
+        if (d < min) min = d;
+      }
+      return (this.current = min);
     }
-    return (this.current = min);
+    const subs = this.subs;
+    for (;;) {
+      const top = subs[heap[0]!]!;
+      if (top.doc() >= target) return (this.current = top.doc());
+      top.advance(target);
+      this.siftDown(heap, subs);
+    }
+  }
+  private siftDown(heap: Int32Array, subs: DocIterator[]): void {
+    const n = heap.length;
+    let i = 0;
+    const x = heap[0]!;
+    const xd = subs[x]!.doc();
+    for (;;) {
+      const l = 2 * i + 1;
+      if (l >= n) break;
+      let c = l;
+      let cd = subs[heap[l]!]!.doc();
+      if (l + 1 < n) {
+        const rd = subs[heap[l + 1]!]!.doc();
+        if (rd < cd) { c = l + 1; cd = rd; }
+      }
+      if (cd >= xd) break;
+      heap[i] = heap[c]!;
+      i = c;
+    }
+    heap[i] = x;
   }
 }
 

@@ -44,6 +44,8 @@ const clauseArb = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom('+', '-', 'site:', '!!', '"', '+"', 'Alpha', 'RUNNING', 'unknownword') },
 );
 export const queryArb = fc.array(clauseArb, { minLength: 1, maxLength: 6 }).map((cs) => cs.join(' ')).filter((q) => q.trim() !== '');
+/** Long queries: unions of more than UNION_HEAP_THRESHOLD clauses. */
+export const longQueryArb = fc.array(clauseArb, { minLength: 9, maxLength: 16 }).map((cs) => cs.join(' '));
 
 /** Cid for a pool slot: spread over the whole 63-bit range so cid order differs from insertion order. */
 export const cidOf = (slot: number) => (BigInt(slot) * 0x9e3779b97f4a7c15n) % (2n ** 63n - 1n);

@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import type { StoredDocument } from '../../../src/engine/index/types.js';
 import { createSearcher } from '../../../src/engine/query/searcher.js';
 import type { MemorySegment } from '../support/memory-segment.js';
-import { TEMPLATES, WORDS, build, docArb, historyArb, queryArb } from './arbitraries.js';
+import { TEMPLATES, WORDS, build, docArb, historyArb, longQueryArb, queryArb } from './arbitraries.js';
 import { referenceSearch } from './reference.js';
 
 /** Checks every disjunction plan: the automatic choice and each one forced. */
@@ -68,4 +68,12 @@ test('engine equals the reference on corpora of repeated documents (score ties a
     const { segments, live } = build(h);
     check(segments, live, query, pageSize, page);
   }), { numRuns: 200 });
+});
+
+test('engine equals the reference on long queries (many-clause unions, phrases among them)', () => {
+  fc.assert(fc.property(historyArb(12), longQueryArb, fc.integer({ min: 1, max: 5 }), (history, q, pageSize) => {
+    const { segments, live } = build(history);
+    check(segments, live, q, pageSize, 0);
+    check(segments, live, q, 1000, 0);
+  }), { numRuns: 150 });
 });
