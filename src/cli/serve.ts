@@ -157,5 +157,7 @@ export async function run(args: string[]): Promise<number> {
   });
 
   const code = await exited;
+  // Everything is closed; a handle some library forgot to unref must not keep the process alive.
+  setTimeout(() => process.exit(code), 2000).unref();
   return code;
 }

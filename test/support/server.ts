@@ -11,11 +11,14 @@
  * Options: `args` (extra `quarry serve` arguments), `env`, `dataDir` (reuse one; not deleted by stop),
  * `waitFor: 'listening'` (do not wait for the corpora), `rateLimit` (default: off, so a busy test is not
  * throttled; pass `{ perSecond, burst }` to test limiting), `setup(dataDir)` (runs before the process
- * starts: e.g. write a fixture corpus or a config file), `timeoutMs` for start-up (default 60 s).
+ * starts: e.g. write a fixture corpus or a config file), `timeoutMs` for start-up (default 60 s),
+ * `own`: what the own corpus indexes — `'none'` (default: no sources, so start-up is instant), a
+ * directory of Markdown/HTML/text docs, or `'default'` (the shipped docs, site and man pages: slow).
+ * It is written to `<data>/corpora.json` unless `setup` wrote that file itself.
  * The process is killed (SIGKILL) if the test process exits without calling stop().
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,6 +34,7 @@ export interface StartServerOptions {
   rateLimit?: { perSecond: number; burst?: number };
   setup?: (dataDir: string) => void | Promise<void>;
   timeoutMs?: number;
+  own?: 'none' | 'default' | string;
 }
 
 export interface ServerEvent {
@@ -65,6 +69,11 @@ export async function startServer(options: StartServerOptions = {}): Promise<Tes
   const ownDir = options.dataDir === undefined;
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'quarry-test-'));
   await options.setup?.(dataDir);
+  const corporaFile = join(dataDir, 'corpora.json');
+  const own = options.own ?? 'none';
+  if (own !== 'default' && !existsSync(corporaFile)) {
+    writeFileSync(corporaFile, JSON.stringify({ own: { docs: own === 'none' ? null : own, site: null, library: null } }));
+  }
   const rate = options.rateLimit;
   const args = [
     '--import', 'tsx', join(REPO_ROOT, 'src/cli/main.ts'), 'serve',
@@ -88,7 +97,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Tes
     try { e = JSON.parse(line) as ServerEvent; } catch { return; }
     events.push(e);
     for (const w of [...waiters]) {
-      if (w.kind === e.event) {
+      if (w.kind === e.event || (w.kind === 'ready' && e.event === 'degraded')) {
         waiters.splice(waiters.indexOf(w), 1);
         w.resolve(e);
       }
@@ -118,6 +127,10 @@ export async function startServer(options: StartServerOptions = {}): Promise<Tes
 
   const want = options.waitFor ?? 'ready';
   const started = await waitForEvent(want, { past: true, timeoutMs: options.timeoutMs ?? 60_000 });
+  if (started.event === 'degraded') {
+    child.kill('SIGKILL');
+    throw new Error(`quarry serve could not open its indexes: ${String(started.error)}; stderr:\n${stderr}`);
+  }
   const certFile = String(started.certFile);
   return {
     url: String(started.url),
