@@ -15,6 +15,7 @@
  * word's occur (not a phrase: only quotes make phrases). Words and phrases that analyze to nothing are
  * dropped after counting.
  */
+import { domainToASCII } from 'node:url';
 import { BadQueryError } from '../../errors.js';
 import { analyze } from '../analysis/analyzer.js';
 
@@ -62,14 +63,20 @@ export interface ParsedQuery {
 
 const SPACE = /\s/u;
 
-/** The host of a `site:` operand: `HTTPS://Docs.Example.com:8080/x` → `docs.example.com`. */
+/**
+ * The host of a `site:` operand: `HTTPS://Docs.Example.com:8080/x` → `docs.example.com`. A non-ASCII
+ * host is converted to its ASCII (punycode) form, as URL parsing gives document hosts
+ * (`site:bücher.de` → `xn--bcher-kva.de`); one that cannot be converted is kept lower-cased.
+ */
 export function normalizeSiteHost(operand: string): string {
   let h = operand.normalize('NFKC').toLowerCase();
   h = h.replace(/^[a-z][a-z0-9+.-]*:\/\//, '');
   const cut = h.search(/[/?#]/);
   if (cut >= 0) h = h.slice(0, cut);
   h = h.replace(/:\d*$/, '');
-  return h.replace(/^\.+|\.+$/g, '');
+  h = h.replace(/^\.+|\.+$/g, '');
+  if (/[^\x00-\x7f]/.test(h)) h = domainToASCII(h) || h;
+  return h;
 }
 
 /**

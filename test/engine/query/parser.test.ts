@@ -30,6 +30,7 @@ describe('parseQuery', () => {
     assert.deepEqual(shape('site:Docs.Example.COM -site:bad.org +SITE:http://x.net:8080/path'),
       ['should:site:docs.example.com', 'mustNot:site:bad.org', 'must:site:x.net']);
     assert.equal(normalizeSiteHost('.example.com.'), 'example.com');
+    assert.equal(normalizeSiteHost('Bücher.de'), 'xn--bcher-kva.de');
   });
 
   test('lone +, - and site: are ignored and are not clauses', () => {
