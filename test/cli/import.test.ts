@@ -170,3 +170,30 @@ test('kill -9 during an import loses no document of an acknowledged commit; re-r
   assert.equal(again.lines.find((l) => l.event === 'done').docs, N);
   if (finished) process.stderr.write('note: the import finished before the kill; the test still checked recovery\n');
 }));
+
+test('Ctrl-C (SIGINT) stops reading, commits what was read and exits 130', withDir(async (dir) => {
+  const data = join(dir, 'data');
+  const N = 30_000;
+  const file = join(dir, 'big.jsonl');
+  writeFileSync(file, Array.from({ length: N }, (_, i) => beirLine(i)).join('\n') + '\n');
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'import', '--data', data, '--commit-every', '1000', '--json', file], {
+    cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<number | null>((res) => child.on('exit', (code) => res(code)));
+  let done: any;
+  for await (const line of createInterface({ input: child.stdout! })) {
+    if (!line.startsWith('{')) continue;
+    const ev = JSON.parse(line);
+    if (ev.event === 'commit' && ev.committed === 1000) child.kill('SIGINT');
+    if (ev.event === 'done') done = ev;
+  }
+  const code = await exited;
+  assert.ok(done, 'a done line is printed');
+  if (done.interrupted) {
+    assert.equal(code, 130);
+    assert.ok(done.imported < N && done.imported >= 1000);
+    assert.equal(done.docs, done.imported, 'everything read was committed');
+  } else {
+    assert.equal(code, 0, 'the import had already finished');
+  }
+}));
