@@ -87,6 +87,8 @@ export async function inspectArtifact(file: string, limits: ArtifactLimits = DEF
   let bytes = 0;
   let problem: string | undefined;
   const seenFiles = new Set<string>();
+  const links: { path: string; to: string }[] = [];
+  const paths: string[] = [];
   const fail = (msg: string): void => { problem ??= msg; };
   try {
     await tar.list({
@@ -95,6 +97,7 @@ export async function inspectArtifact(file: string, limits: ArtifactLimits = DEF
         entries++;
         const p = safeEntryPath(entry.path);
         if (p instanceof Error) { fail(`entry ${JSON.stringify(entry.path)} ${p.message}`); return; }
+        paths.push(p);
         bytes += entry.size ?? 0;
         switch (entry.type) {
           case 'File': case 'OldFile': case 'ContiguousFile':
@@ -102,9 +105,8 @@ export async function inspectArtifact(file: string, limits: ArtifactLimits = DEF
           case 'Directory': break;
           case 'SymbolicLink': {
             const to = entry.linkpath ?? '';
-            if (to === '' || to.startsWith('/')) { fail(`symlink ${p} points to an absolute path`); break; }
-            const resolved = posix.normalize(posix.join(posix.dirname(p), to));
-            if (resolved === '..' || resolved.startsWith('../')) fail(`symlink ${p} -> ${to} leaves the release`);
+            if (to === '' || to.startsWith('/') || to.includes('\0')) { fail(`symlink ${p} has an absolute or empty target`); break; }
+            links.push({ path: p, to });
             break;
           }
           case 'Link': {
@@ -124,6 +126,33 @@ export async function inspectArtifact(file: string, limits: ArtifactLimits = DEF
     fail(`not a readable tar archive (${(err as Error).message})`);
   }
   if (problem === undefined && entries === 0) problem = 'the archive is empty';
+  // Symlinks are judged once every entry is known, because a link may name one that comes later.
+  // Resolving a target lexically is only sound when no step of it goes through another symlink
+  // (`s -> .` then `t -> s/x/../..` is "." lexically but escapes physically), so that is refused too,
+  // as is any entry whose own path goes through a symlink.
+  const linkSet = new Set(links.map((l) => l.path));
+  for (const p of paths) {
+    const parts = p.split('/');
+    for (let i = 1; i < parts.length && problem === undefined; i++) {
+      if (linkSet.has(parts.slice(0, i).join('/'))) fail(`entry ${p} goes through the symlink ${parts.slice(0, i).join('/')}`);
+    }
+  }
+  for (const { path, to } of links) {
+    if (problem !== undefined) break;
+    const cur = path.split('/').slice(0, -1);
+    const steps = to.split('/');
+    for (let i = 0; i < steps.length; i++) {
+      const seg = steps[i]!;
+      if (seg === '' || seg === '.') continue;
+      if (seg === '..') {
+        if (cur.length === 0) { fail(`symlink ${path} -> ${to} leaves the release`); break; }
+        cur.pop();
+      } else {
+        cur.push(seg);
+        if (i < steps.length - 1 && linkSet.has(cur.join('/'))) { fail(`symlink ${path} -> ${to} goes through the symlink ${cur.join('/')}`); break; }
+      }
+    }
+  }
   if (problem !== undefined) throw new BadRequestError(`Rejected artifact: ${problem}.`, 'body');
   return { entries, bytes };
 }

@@ -41,6 +41,12 @@ test('a ".." segment inside a path is refused', () => rejects(rawTar([...good, {
 test('an absolute path is refused', () => rejects(rawTar([...good, { path: '/tmp/evil.txt', body: 'x' }]), 'bad_request', /absolute/));
 test('a symlink leaving the release is refused', () => rejects(rawTar([...good, { path: 'up', type: '2', linkpath: '../../outside' }]), 'bad_request', /leaves the release/));
 test('an absolute symlink is refused', () => rejects(rawTar([...good, { path: 'pw', type: '2', linkpath: '/etc/passwd' }]), 'bad_request', /absolute/));
+test('a symlink that escapes through another symlink is refused', () => rejects(rawTar([
+  ...good, { path: 'x', type: '5', mode: 0o755 }, { path: 's', type: '2', linkpath: '.' }, { path: 't', type: '2', linkpath: 's/x/../..' },
+]), 'bad_request', /goes through the symlink s/));
+test('an entry written through a symlink is refused', () => rejects(rawTar([
+  ...good, { path: 'up', type: '2', linkpath: '.' }, { path: 'up/evil.txt', body: 'x' },
+]), 'bad_request', /goes through the symlink up/));
 test('a hard link leaving the release is refused', () => rejects(rawTar([...good, { path: 'hl', type: '1', linkpath: '../x' }]), 'bad_request', /hard link/));
 test('a hard link to an absolute path is refused', () => rejects(rawTar([...good, { path: 'hl', type: '1', linkpath: '/etc/passwd' }]), 'bad_request', /hard link/));
 test('a character device is refused', () => rejects(rawTar([...good, { path: 'dev', type: '3' }]), 'bad_request', /CharacterDevice/));
