@@ -6,6 +6,8 @@ import assert from 'node:assert/strict';
 import http2 from 'node:http2';
 import https from 'node:https';
 import type { RouteGroup } from '../../src/http/route.js';
+import type { Policy } from '../../src/auth/principal.js';
+import { ANONYMOUS } from '../../src/http/anonymous-policy.js';
 import { connect, rawRequest, type TestResponse } from '../support/client.js';
 import { startInProcess, type InProcessServer } from '../support/in-process.js';
 
@@ -217,4 +219,20 @@ test('drain: new connections are refused, the request in flight completes, then 
   await drained;
   assert.equal(srv.server.state, 'closed');
   session.destroy();
+});
+
+test('rate limiting is per client: each capability id has its own bucket, anonymous callers share their IP\'s', async () => {
+  const policy: Policy = {
+    resolve(headers) {
+      const cap = headers['x-service-cap'];
+      if (typeof cap !== 'string') return ANONYMOUS;
+      return { kind: 'capability', capId: cap, rights: new Set(['search'] as const), can: (r) => r === 'search' };
+    },
+  };
+  const srv = await startInProcess([demo], { ratePerSecond: 1, rateBurst: 2 }, { policy });
+  servers.push(srv);
+  const get = (cap?: string) => rawRequest(srv, 'GET', '/t/hello/a', undefined, cap ? { headers: { 'x-service-cap': cap } } : {});
+  assert.deepEqual([(await get('a')).status, (await get('a')).status, (await get('a')).status], [200, 200, 429]);
+  assert.deepEqual([(await get('b')).status, (await get('b')).status], [200, 200]);
+  assert.deepEqual([(await get()).status, (await get()).status, (await get()).status], [200, 200, 429]);
 });
