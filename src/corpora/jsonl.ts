@@ -111,28 +111,32 @@ export async function* readJsonl(file: string, options: JsonlOptions): AsyncGene
     return typeof r === 'string' ? { ok: false, where, reason: r } : { ok: true, doc: r.doc };
   };
   try {
-    for await (const chunk of stream as AsyncIterable<Buffer>) {
-      let start = 0;
-      for (;;) {
-        const nl = chunk.indexOf(10, start);
-        const end = nl < 0 ? chunk.length : nl;
-        if (!tooLong) {
-          if (partsLen + (end - start) > options.maxLineBytes) { tooLong = true; parts = []; partsLen = 0; }
-          else if (end > start) { parts.push(chunk.subarray(start, end)); partsLen += end - start; }
+    try {
+      for await (const chunk of stream as AsyncIterable<Buffer>) {
+        let start = 0;
+        for (;;) {
+          const nl = chunk.indexOf(10, start);
+          const end = nl < 0 ? chunk.length : nl;
+          if (!tooLong) {
+            if (partsLen + (end - start) > options.maxLineBytes) { tooLong = true; parts = []; partsLen = 0; }
+            else if (end > start) { parts.push(chunk.subarray(start, end)); partsLen += end - start; }
+          }
+          if (nl < 0) break;
+          const item = finishLine();
+          if (item) yield item;
+          start = nl + 1;
         }
-        if (nl < 0) break;
-        const item = finishLine();
-        if (item) yield item;
-        start = nl + 1;
       }
+    } catch (err) {
+      yield { ok: false, where: `${file}:${lineNo + 1}`, reason: `the file cannot be read further: ${(err as Error).message}` };
+      return;
     }
-  } catch (err) {
-    yield { ok: false, where: `${file}:${lineNo + 1}`, reason: `the file cannot be read further: ${(err as Error).message}` };
-    return;
-  }
-  if (partsLen > 0 || tooLong) {
-    const item = finishLine();
-    if (item) yield item;
+    if (partsLen > 0 || tooLong) {
+      const item = finishLine();
+      if (item) yield item;
+    }
+  } finally {
+    raw.destroy(); // also when the consumer stops early
   }
 }
 
