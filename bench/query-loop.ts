@@ -23,7 +23,14 @@ const collection = await loadCollection(path);
 const dir = join(tmpdir(), `quarry-query-loop-${collection.name}`);
 if (args.includes('--rebuild')) rmSync(dir, { recursive: true, force: true });
 const fresh = !existsSync(join(dir, 'MANIFEST'));
-const index = await Index.open(dir);
+let index: Index;
+try {
+  index = await Index.open(dir);
+} catch {
+  // an index in an older format (the format is still moving): build it again
+  rmSync(dir, { recursive: true, force: true });
+  index = await Index.open(dir);
+}
 if (index.searcher().docCount === 0) {
   const t0 = performance.now();
   const w = await index.openWriter();

@@ -2,9 +2,11 @@
  * Executes a logical query over a snapshot: binds it (the Weight: one BM25 weight per distinct scoring
  * term, from global statistics) and walks each segment with the cheapest plan that gives the same answer:
  *
- * - **disjunction** (no required term/phrase, only optional terms — free-text queries): the top k by
- *   block-max MaxScore (`maxscore.ts`), and the exact `total` by a separate counting pass over bitsets
- *   (`count.ts`), so pruning never has to visit a document only to count it;
+ * - **disjunction** (no required term/phrase, only optional terms — free-text queries):
+ *   - dense (postings ≥ ACCUMULATE_DENSITY × segment size): windowed accumulation (`accumulate.ts`), the
+ *     top k and the exact `total` in the one pass that counting needs anyway;
+ *   - sparse: the top k by block-max MaxScore (`maxscore.ts`), and the exact `total` by a separate
+ *     counting pass over bitsets (`count.ts`), so pruning never has to visit a document only to count it;
  * - **leader** (everything else: required clauses, phrases, selective `site:` filters): a conjunction of
  *   the required iterators (the optional union standing in as one required iterator when nothing else is
  *   required) leads; each candidate is checked against exclusions and scored in full. Required clauses are
