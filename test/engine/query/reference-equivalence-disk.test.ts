@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { Index, createSearcher, type Searcher } from '../../../src/engine/index.js';
 import type { StoredDocument } from '../../../src/engine/index/types.js';
-import { cidOf, historyArb, queryArb, type History } from './arbitraries.js';
+import { WORDS, cidOf, docArb, historyArb, queryArb, type History } from './arbitraries.js';
 import { referenceSearch } from './reference.js';
 
 async function buildOnDisk(dir: string, history: History): Promise<{ index: Index; live: StoredDocument[] }> {
@@ -59,6 +59,38 @@ test('the engine over the on-disk index equals the reference evaluator', async (
         await index.close();
       }
     }), { numRuns: 60 });
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('the engine over the on-disk index equals the reference on corpora with many blocks per term', async () => {
+  const root = mkdtempSync(join(tmpdir(), 'quarry-query-disk-big-'));
+  let n = 0;
+  const big = fc.array(fc.record({
+    docs: fc.array(fc.tuple(fc.integer({ min: 0, max: 3000 }), docArb), { minLength: 200, maxLength: 500 }),
+    deletes: fc.array(fc.integer({ min: 0, max: 3000 }), { maxLength: 40 }),
+  }), { minLength: 1, maxLength: 3 });
+  const terms = fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 7 }).map((ws) => ws.join(' '));
+  try {
+    await fc.assert(fc.asyncProperty(big, fc.array(terms, { minLength: 1, maxLength: 4 }), fc.integer({ min: 1, max: 10 }), async (history, queries, pageSize) => {
+      const { index, live } = await buildOnDisk(join(root, String(n++)), history);
+      try {
+        const auto = index.searcher() as Searcher;
+        const segments = [...index.snapshot().segments];
+        const forced = (['maxscore', 'accumulate'] as const).map((plan) => createSearcher(segments, auto.generation, { plan }));
+        for (const q of queries) {
+          const want = referenceSearch(live, q);
+          for (const searcher of [auto, ...forced]) {
+            const got = searcher.search(q, { pageSize, snippets: false });
+            assert.equal(got.total, want.total, `total of ${q}`);
+            assert.deepEqual(got.hits.map((h) => [h.cid, h.score]), want.hits.slice(0, pageSize).map((h) => [h.cid, h.score]), `hits of ${q}`);
+          }
+        }
+      } finally {
+        await index.close();
+      }
+    }), { numRuns: 8 });
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
