@@ -66,8 +66,10 @@ export interface ControlPlaneOptions {
   opLogMaxChars?: number;
   /** Parallel reconciles at start-up and in a reconcile of every target. Default 4. */
   reconcileConcurrency?: number;
-  /** Health probe timeout when computing a verdict. Default 1 s. */
+  /** Health probe timeout when computing a verdict. Default 2 s. */
   statusProbeTimeoutMs?: number;
+  /** Consecutive failed probes before a running service counts as unhealthy (a busy machine can miss one). Default 3. */
+  statusProbeFailureThreshold?: number;
   supervisor?: Partial<Omit<SupervisorOptions, 'marker' | 'logsDir' | 'onRestart'>>;
 }
 
@@ -110,14 +112,15 @@ export class ControlPlane {
   readonly #now: () => Date;
   readonly #o: Required<Pick<ControlPlaneOptions,
     'historyLimit' | 'maxConcurrentBuilds' | 'uploadLimitBytes' | 'idempotencyTtlMs' | 'resyncIntervalMs'
-    | 'reconcileBackoffInitialMs' | 'reconcileBackoffMaxMs' | 'opLogMaxChars' | 'reconcileConcurrency' | 'statusProbeTimeoutMs'>>;
+    | 'reconcileBackoffInitialMs' | 'reconcileBackoffMaxMs' | 'opLogMaxChars' | 'reconcileConcurrency' | 'statusProbeTimeoutMs'
+    | 'statusProbeFailureThreshold'>>;
   #state: Lifecycle = 'created';
   readonly #running = new Map<string, Promise<void>>();
   readonly #buildSlots: (() => void)[] = [];
   #buildsActive = 0;
   readonly #verdicts = new Map<string, TargetStatus>();
   /** The last health probe of each service target's current process. */
-  readonly #lastProbe = new Map<string, { pid: number; healthy: boolean }>();
+  readonly #lastProbe = new Map<string, { pid: number; failures: number }>();
   readonly #inflightIdem = new Map<string, Promise<{ status: number; json: Record<string, unknown> }>>();
   // The reconcile queue: target names (not objects), each with its back-off.
   readonly #queue = new Set<string>();
@@ -142,7 +145,8 @@ export class ControlPlane {
       reconcileBackoffMaxMs: o.reconcileBackoffMaxMs ?? 60_000,
       opLogMaxChars: o.opLogMaxChars ?? 64 * 1024,
       reconcileConcurrency: o.reconcileConcurrency ?? 4,
-      statusProbeTimeoutMs: o.statusProbeTimeoutMs ?? 1_000,
+      statusProbeTimeoutMs: o.statusProbeTimeoutMs ?? 2_000,
+      statusProbeFailureThreshold: o.statusProbeFailureThreshold ?? 3,
     };
     const root = join(o.dataDir, 'control');
     mkdirSync(root, { recursive: true });
@@ -292,9 +296,11 @@ export class ControlPlane {
       let recipe: Recipe | undefined;
       try { recipe = loadRecipe(this.targetsDir, target); } catch { recipe = undefined; }
       if (recipe?.health.type === 'http') {
-        const healthy = await probeHttp(p.port, recipe.health.path, Math.min(recipe.health.timeoutMs, this.#o.statusProbeTimeoutMs));
-        this.#lastProbe.set(target, { pid: p.pid, healthy });
-        obs.process.healthy = healthy;
+        const ok = await probeHttp(p.port, recipe.health.path, Math.max(recipe.health.timeoutMs, this.#o.statusProbeTimeoutMs));
+        const last = this.#lastProbe.get(target);
+        const failures = ok ? 0 : (last?.pid === p.pid ? last.failures : 0) + 1;
+        this.#lastProbe.set(target, { pid: p.pid, failures });
+        obs.process.healthy = failures < this.#o.statusProbeFailureThreshold;
       }
     }
     return obs;
@@ -317,7 +323,7 @@ export class ControlPlane {
         obs.process = {
           version: p.version, pid: p.pid, state: alive ? p.state : (p.state === 'backoff' ? 'backoff' : 'exited'), restarts: p.restarts,
           // A process that passed its start-up health check counts as healthy until a probe says otherwise.
-          healthy: alive ? (last && last.pid === p.pid ? last.healthy : true) : undefined,
+          healthy: alive ? !(last && last.pid === p.pid && last.failures >= this.#o.statusProbeFailureThreshold) : undefined,
         };
       }
     } else if (recipe?.kind === 'static' && liveVersion && recipe.health.type === 'file') {

@@ -48,7 +48,7 @@ function services(marker: string): { pid: number; target: string; version: strin
   return out;
 }
 
-test(`SIGKILL at random moments, ${ROUNDS} times: every invariant holds after each restart`, { timeout: 15 * 60_000 }, async () => {
+test(`SIGKILL at random moments, ${ROUNDS} times: every invariant holds after each restart`, { timeout: 15 * 60_000 }, async (t) => {
   const seed = Number(process.env.QUARRY_CRASH_SEED ?? Date.now() % 100000);
   const rnd = prng(seed);
   const dir = mkdtempSync(join(tmpdir(), 'quarry-control-crash-'));
@@ -57,6 +57,7 @@ test(`SIGKILL at random moments, ${ROUNDS} times: every invariant holds after ea
   const cap = mintCap(s.dataDir);
   const issued: string[] = [];
   let interrupted = 0;
+  const interruptedKinds: Record<string, number> = {};
   let sawInFlight = 0;
   const targets = readFileSync(join(s.repo, 'deploy', 'allowlist.txt'), 'utf8').split('\n').map((l) => l.replace(/#.*/, '').trim()).filter(Boolean);
 
@@ -68,10 +69,10 @@ test(`SIGKILL at random moments, ${ROUNDS} times: every invariant holds after ea
       assert.deepEqual(open, [], `${where}: no operation left queued or running`);
       assert.deepEqual(db.prepare('SELECT target, lock_op FROM control_targets WHERE lock_op IS NOT NULL').all(), [], `${where}: no lock left`);
       for (const id of issued.splice(0)) {
-        const op = db.prepare('SELECT state, error FROM control_ops WHERE op_id = ?').get(id) as { state: string; error: string | null } | undefined;
+        const op = db.prepare('SELECT kind, state, error FROM control_ops WHERE op_id = ?').get(id) as { kind: string; state: string; error: string | null } | undefined;
         assert.ok(op, `${where}: op ${id} was recorded`);
         assert.ok(op.state === 'succeeded' || op.state === 'failed', `${where}: op ${id} is ${op.state}`);
-        if (op.error && JSON.parse(op.error).code === 'interrupted') interrupted++;
+        if (op.error && JSON.parse(op.error).code === 'interrupted') { interrupted++; interruptedKinds[op.kind] = (interruptedKinds[op.kind] ?? 0) + 1; }
       }
     } finally { db.close(); }
 
@@ -161,6 +162,7 @@ test(`SIGKILL at random moments, ${ROUNDS} times: every invariant holds after ea
         if (srv.child.exitCode === null && srv.child.signalCode === null) await srv.stop('SIGKILL');
       }
     }
+    t.diagnostic(`seed ${seed}: interrupted operations by kind ${JSON.stringify(interruptedKinds)}`);
     assert.ok(sawInFlight > 0, `some kills landed during operations (seed ${seed})`);
     assert.ok(interrupted > 0, `some operations were interrupted and marked failed (seed ${seed})`);
   } finally {
