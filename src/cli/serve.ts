@@ -100,15 +100,18 @@ export async function run(args: string[]): Promise<number> {
   if (port > 65535) throw new Error(`--port must be at most 65535, got ${port}.`);
   const host = values.host ?? env.QUARRY_HOST ?? (typeof serverConfig.host === 'string' ? serverConfig.host : '127.0.0.1');
   const dataDir = resolve(values.data ?? env.QUARRY_DATA ?? 'data');
-  const certFile = values.cert ?? (typeof serverConfig.cert === 'string' ? serverConfig.cert : undefined);
-  const keyFile = values.key ?? (typeof serverConfig.key === 'string' ? serverConfig.key : undefined);
+  // Paths from the configuration file are relative to it; paths on the command line to the working directory.
+  const configDir = configFile ? dirname(resolve(configFile)) : process.cwd();
+  const fromConfig = (v: unknown) => (typeof v === 'string' ? resolve(configDir, v) : undefined);
+  const certFile = values.cert !== undefined ? resolve(values.cert) : fromConfig(serverConfig.cert);
+  const keyFile = values.key !== undefined ? resolve(values.key) : fromConfig(serverConfig.key);
 
   const bar = new ProgressBar(!json && process.stderr.isTTY === true);
   const service: RunningService = await startService({
     dataDir, port, host, config,
     ...(configFile ? { configDir: dirname(resolve(configFile)) } : {}),
-    ...(certFile !== undefined ? { certFile: resolve(certFile) } : {}),
-    ...(keyFile !== undefined ? { keyFile: resolve(keyFile) } : {}),
+    ...(certFile !== undefined ? { certFile } : {}),
+    ...(keyFile !== undefined ? { keyFile } : {}),
     limits,
     onIndexProgress: (p) => {
       if (json) process.stdout.write(JSON.stringify({ event: 'progress', ...p }) + '\n');
