@@ -75,6 +75,7 @@ export function checkIndex(dir: string): CheckReport {
         if (other !== undefined) report(`cid ${cid} is live in both ${other} and ${s.name}.`);
         seen.set(cid, s.name);
         try {
+          core.heads.get(d);
           core.store.get(d);
         } catch (err) {
           report(`${s.name}: stored doc ${d}: ${(err as Error).message}`);

@@ -13,6 +13,7 @@
 import { NO_MORE_DOCS } from './types.js';
 import { isDeleted, type DeletedBits, type SegmentCore } from './segment-reader.js';
 import { encodeIdx, type TermPostings } from './segment-writer.js';
+import { HeadsWriter } from './heads.js';
 import { StoreWriter, type StoreOptions } from './store.js';
 
 export interface MergeSource {
@@ -58,7 +59,12 @@ export function mergeSegments(sources: readonly MergeSource[], store: StoreOptio
     docMaps.push(map);
   }
 
-  // stored fields: copy clean blocks, re-encode the live docs of the others
+  const heads = new HeadsWriter();
+  for (const { core, deleted } of sources) {
+    for (let d = 0; d < core.maxDoc; d++) if (!isDeleted(deleted, d)) heads.addEncoded(core.heads.record(d));
+  }
+
+  // stored text: copy clean blocks, re-encode the live docs of the others
   const sw = new StoreWriter(store);
   for (const { core, deleted } of sources) {
     const st = core.store;
@@ -106,6 +112,6 @@ export function mergeSegments(sources: readonly MergeSource[], store: StoreOptio
     surfaces.push([form, df]);
   }
 
-  const idx = encodeIdx({ lengths, cids, termCount, terms, surfaces });
+  const idx = encodeIdx({ heads, lengths, cids, termCount, terms, surfaces });
   return { idx, sto: sw.finish(), maxDoc: lengths.length };
 }

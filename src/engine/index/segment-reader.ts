@@ -12,6 +12,7 @@ import { InternalError } from '../../errors.js';
 import { ByteReader, utf8Decoder } from './bytes.js';
 import { MAGIC, verifiedPayload } from './footer.js';
 import { BlockPostingsCursor } from './postings.js';
+import { HeadsReader } from './heads.js';
 import { StoredReader } from './store.js';
 import { SITE_TERM_PREFIX, type DocId, type PostingsCursor, type SegmentReader, type StoredDocument } from './types.js';
 
@@ -49,6 +50,9 @@ export class SegmentCore {
   readonly positionsData: Uint8Array;
   readonly surfaces: string[];
   readonly surfaceDocFreqs: Uint32Array;
+  /** Title, url and host of every doc, in memory. */
+  readonly heads: HeadsReader;
+  /** The text of every doc, read lazily. */
   readonly store: StoredReader;
   /** Size of the segment's files. */
   readonly bytes: number;
@@ -66,6 +70,7 @@ export class SegmentCore {
         surfaces: number;
         sections: Record<string, [number, number]>;
         dict: { bytes: number; sections: Record<string, [number, number]> };
+        heads: { bytes: number };
       };
       const sec = (s: string): Uint8Array => {
         const r = meta.sections[s];
@@ -107,6 +112,7 @@ export class SegmentCore {
       this.postingsData = sec('postings');
       this.positionsData = sec('positions');
       if (p !== this.postingsData.length || q !== this.positionsData.length) throw new InternalError(`Segment ${name}: term metadata does not cover the postings.`);
+      this.heads = new HeadsReader(sec('heads'), meta.heads.bytes, this.maxDoc, name);
       const sm = new ByteReader(dictSec('surfMeta'));
       this.surfaceDocFreqs = new Uint32Array(meta.surfaces);
       this.surfaces = decodeStrings(dictSec('surfText'), sm, meta.surfaces, (i) => {
@@ -227,11 +233,26 @@ export class SegmentView implements SegmentReader {
     return d !== undefined && !isDeleted(this.deleted, d) ? d : undefined;
   }
 
+  /**
+   * The stored document. `text` is read (one block decompressed) only when the property is first read:
+   * a result page reads title, url and host of every hit but text only for snippets.
+   */
   stored(doc: DocId): StoredDocument {
-    const f = this.core.store.get(doc);
-    const out: StoredDocument = { cid: this.core.cids[doc]!, title: f.title, text: f.text };
-    if (f.url !== undefined) out.url = f.url;
-    if (f.host !== undefined) out.host = f.host;
+    const core = this.core;
+    if (doc < 0 || doc >= core.maxDoc) throw new InternalError(`Segment ${core.name} has no doc ${doc}.`);
+    const h = core.heads.get(doc);
+    const out = { cid: core.cids[doc]!, title: h.title } as StoredDocument;
+    let text: string | undefined;
+    Object.defineProperty(out, 'text', {
+      enumerable: true,
+      configurable: true,
+      get: () => (text ??= core.store.get(doc)),
+      set: (v: string) => {
+        text = v;
+      },
+    });
+    if (h.url !== undefined) out.url = h.url;
+    if (h.host !== undefined) out.host = h.host;
     return out;
   }
 

@@ -1,7 +1,7 @@
 /**
  * Building one segment in memory and writing its two files. Documents are inverted as they are added
  * (the analyzer runs once, at `add`), so a commit only encodes: terms sorted, postings and positions
- * through the codec, exact lengths, cids, surface forms with document frequencies, stored fields.
+ * through the codec, exact lengths, cids, surface forms with document frequencies, document heads, stored text.
  *
  * `<name>.idx` (read whole at open, CRC-checked), every section 8-byte aligned:
  *
@@ -9,12 +9,14 @@
  *   cids      u64 × maxDoc
  *   postings  per term, see postings.ts
  *   positions per term, see postings.ts
+ *   heads     one Brotli stream of title, url and host per doc (heads.ts)
  *   dict      one Brotli stream of:
  *               termText  UTF-8 of all terms concatenated, ascending by UTF-16 code units
  *               termMeta  per term varints: utf16Length · docFreq · postingsBytes · positionsBytes · maxFreq · minLength
  *               surfText  UTF-8 of all surface forms concatenated, ascending
  *               surfMeta  per form varints: utf16Length · docFreq
- *   meta      JSON {maxDoc, terms, surfaces, sections: {name: [offset, bytes]}, dict: {bytes, sections}}
+ *   meta      JSON {maxDoc, terms, surfaces, sections: {name: [offset, bytes]}, dict: {bytes, sections},
+ *             heads: {bytes}}
  *             · u32 metaBytes · footer (QIDX)
  */
 import { constants as zc, brotliCompressSync } from 'node:zlib';
@@ -22,6 +24,7 @@ import { tokenize } from '../analysis/analyzer.js';
 import { ByteWriter, utf8Encoder } from './bytes.js';
 import { MAGIC, withFooter } from './footer.js';
 import { encodeTermPostings } from './postings.js';
+import { HeadsWriter } from './heads.js';
 import { encodeStore, type StoreOptions } from './store.js';
 import { SITE_TERM_PREFIX, TITLE_TEXT_POSITION_GAP } from './types.js';
 
@@ -169,7 +172,10 @@ export class SegmentBuilder {
     const docs = new IntBuffer();
     const freqs = new IntBuffer();
     const surfaces = this.surfaces;
+    const heads = new HeadsWriter();
+    for (const d of this.stored) heads.add(d);
     const idx = encodeIdx({
+      heads,
       lengths: this.lengths,
       cids: this.cids,
       termCount: nTerms,
@@ -192,7 +198,7 @@ export class SegmentBuilder {
       },
       surfaces: [...surfaces.keys()].sort().map((sf) => [sf, surfaces.get(sf)!.df] as [string, number]),
     });
-    return { idx, sto: encodeStore(this.stored, store), maxDoc };
+    return { idx, sto: encodeStore(this.stored.map((d) => d.text), store), maxDoc };
   }
 }
 
@@ -206,6 +212,8 @@ export interface TermPostings {
 }
 
 export interface IdxInput {
+  /** Title, url and host of every doc, in doc order. */
+  heads: HeadsWriter;
   lengths: ArrayLike<number>;
   cids: readonly bigint[] | BigUint64Array;
   termCount: number;
@@ -255,6 +263,7 @@ export function encodeIdx(input: IdxInput): Buffer {
   }
   section('postings', () => out.bytes(postings.view()));
   section('positions', () => out.bytes(positions.view()));
+  section('heads', () => out.bytes(input.heads.finish()));
 
   // The dictionary (term and surface strings with their metadata) is read whole at open and is
   // highly redundant (sorted strings, small counts): one Brotli stream makes it 3–4× smaller.
@@ -279,7 +288,7 @@ export function encodeIdx(input: IdxInput): Buffer {
       params: { [zc.BROTLI_PARAM_QUALITY]: 5, [zc.BROTLI_PARAM_LGWIN]: 24, [zc.BROTLI_PARAM_SIZE_HINT]: dict.length },
     })),
   );
-  const json = utf8Encoder.encode(JSON.stringify({ maxDoc, terms: termList.length, surfaces: input.surfaces.length, sections, dict: { bytes: dict.length, sections: dictSections } }));
+  const json = utf8Encoder.encode(JSON.stringify({ maxDoc, terms: termList.length, surfaces: input.surfaces.length, sections, dict: { bytes: dict.length, sections: dictSections }, heads: { bytes: input.heads.rawBytes } }));
   out.align(8);
   out.bytes(json);
   out.u32(json.length);

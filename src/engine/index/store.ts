@@ -1,5 +1,5 @@
 /**
- * Stored fields (`<segment>.sto`): each document's title, text, url and host, compressed with Brotli in
+ * Stored text (`<segment>.sto`): each document's text, compressed with Brotli in
  * blocks of about `storedBlockBytes` of raw text, so a hit's fields cost one small decompression and
  * the file stays a fraction of the text. The file is read lazily through a descriptor kept open for the
  * segment's life (on Linux the descriptor keeps an unlinked file readable), with a small cache of
@@ -8,8 +8,8 @@
  *   blocks (Brotli) · index: varint blockCount, per block varint docCount · compressedBytes · rawBytes
  *   · u32 indexBytes · footer (QSTO)
  *
- * A document record: varint titleBytes · title · varint textBytes · text · varint (urlBytes+1 | 0) · url
- * · varint (hostBytes+1 | 0) · host — UTF-8, absent optional fields as 0.
+ * A document record: varint textBytes · text (UTF-8). Title, url and host live in the `.idx` (heads.ts):
+ * a result page needs them for every hit, the text only for snippets and `doc`.
  */
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { constants as zc, brotliCompressSync, brotliDecompressSync } from 'node:zlib';
@@ -17,12 +17,6 @@ import { InternalError } from '../../errors.js';
 import { ByteReader, ByteWriter, utf8Decoder, utf8Encoder } from './bytes.js';
 import { FOOTER_BYTES, MAGIC, readFooter, withFooter } from './footer.js';
 
-export interface StoredFields {
-  title: string;
-  text: string;
-  url?: string;
-  host?: string;
-}
 
 export interface StoreOptions {
   /** Raw bytes per compressed block. Larger compresses better but costs more per fetched document. */
@@ -31,12 +25,14 @@ export interface StoreOptions {
   quality: number;
 }
 
-function writeString(w: ByteWriter, s: string): void {
+export function writeString(w: ByteWriter, s: string): void {
   const b = utf8Encoder.encode(s);
   w.varint(b.length);
   w.bytes(b);
 }
-function writeOptional(w: ByteWriter, s: string | undefined): void {
+
+/** A string that may be absent: varint (bytes + 1) then UTF-8, or a single 0. */
+export function writeOptional(w: ByteWriter, s: string | undefined): void {
   if (s === undefined) {
     w.varint(0);
     return;
@@ -61,12 +57,9 @@ export class StoreWriter {
     this.raw = new ByteWriter(options.blockBytes + 4096);
   }
 
-  add(d: StoredFields): void {
+  add(text: string): void {
     const raw = this.raw;
-    writeString(raw, d.title);
-    writeString(raw, d.text);
-    writeOptional(raw, d.url);
-    writeOptional(raw, d.host);
+    writeString(raw, text);
     this.inBlock++;
     this.docCount++;
     if (raw.length >= this.options.blockBytes) this.flush();
@@ -108,9 +101,9 @@ export class StoreWriter {
 }
 
 /** Encodes the stored fields of `docs` (in doc order) into a complete `.sto` file. */
-export function encodeStore(docs: readonly StoredFields[], options: StoreOptions): Buffer {
+export function encodeStore(texts: readonly string[], options: StoreOptions): Buffer {
   const w = new StoreWriter(options);
-  for (const d of docs) w.add(d);
+  for (const t of texts) w.add(t);
   return w.finish();
 }
 
@@ -201,14 +194,8 @@ export class StoredReader {
     const r = new ByteReader(raw);
     for (let i = 0; i < b.docs; i++) {
       starts[i] = r.pos;
-      for (let f = 0; f < 2; f++) {
-        const n = r.varint();
-        r.pos += n;
-      }
-      for (let f = 0; f < 2; f++) {
-        const n = r.varint();
-        if (n > 0) r.pos += n - 1;
-      }
+      const n = r.varint();
+      r.pos += n;
     }
     if (r.pos !== raw.length) throw new InternalError(`Stored-fields file ${this.path}: block ${k} has trailing bytes.`);
     const entry = { raw, starts };
@@ -217,7 +204,8 @@ export class StoredReader {
     return entry;
   }
 
-  get(doc: number): StoredFields {
+  /** The text of `doc`. */
+  get(doc: number): string {
     const blocks = this.blocks;
     let lo = 0;
     let hi = blocks.length - 1;
@@ -229,14 +217,7 @@ export class StoredReader {
     }
     const { raw, starts } = this.block(lo);
     const r = new ByteReader(raw, starts[doc - blocks[lo]!.firstDoc]!);
-    const title = utf8Decoder.decode(r.bytes(r.varint()));
-    const text = utf8Decoder.decode(r.bytes(r.varint()));
-    const out: StoredFields = { title, text };
-    const u = r.varint();
-    if (u > 0) out.url = utf8Decoder.decode(r.bytes(u - 1));
-    const h = r.varint();
-    if (h > 0) out.host = utf8Decoder.decode(r.bytes(h - 1));
-    return out;
+    return utf8Decoder.decode(r.bytes(r.varint()));
   }
 
   close(): void {
