@@ -30,6 +30,8 @@ export const SNIPPET_MAX_CHARS = 240;
  * snapshot never changes, so the answer for a word is computed once per snapshot. Cleared when full.
  */
 export const CORRECTION_CACHE_LIMIT = 50_000;
+/** Shortest word did-you-mean looks at (CONTRACT §2: a term of ≥ 4 characters). */
+export const MIN_CORRECTED_LENGTH = 4;
 /** Suggestions returned when the caller does not say (CONTRACT §2: 10). */
 export const DEFAULT_SUGGEST_LIMIT = 10;
 
@@ -149,7 +151,9 @@ class SnapshotSearcher implements Searcher {
    * corrected query is offered only when it matches more documents than the original.
    */
   private didYouMean(parsed: ParsedQuery, total: number): string | undefined {
-    const words = parsed.clauses.filter((c): c is TermClause => c.kind === 'term' && c.occur !== 'mustNot' && c.surfaces.length === 1);
+    // words under 4 characters are never corrected: they need not build the dictionary
+    const words = parsed.clauses.filter((c): c is TermClause =>
+      c.kind === 'term' && c.occur !== 'mustNot' && c.surfaces.length === 1 && c.surfaces[0]!.length >= MIN_CORRECTED_LENGTH);
     if (words.length === 0 || this.docCount === 0) return undefined;
     const dict = this.surfaceDictionary();
     let out = '';
