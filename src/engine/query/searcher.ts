@@ -101,7 +101,8 @@ class SnapshotSearcher implements Searcher {
     this.docCount = this.snap.docCount;
   }
 
-  search(q: string, options: SearchOptions = {}): SearchResult {
+  search(q: string, given?: SearchOptions | null): SearchResult {
+    const options: SearchOptions = typeof given === 'object' && given !== null ? given : {};
     const parsed = parseQuery(q);
     const pageSize = options.pageSize === undefined ? DEFAULT_PAGE_SIZE : options.pageSize;
     if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_RESULT_WINDOW) {

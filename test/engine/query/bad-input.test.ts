@@ -32,6 +32,7 @@ test('bad pageSize is bad_request; bad queries are bad_query', () => {
   for (const pageSize of [0, -3, 2.5, NaN, 10_001]) assert.equal(code(() => searcher.search('alpha', { pageSize })), 'bad_request');
   for (const q of ['', ' ', undefined, null, 7, 'a'.repeat(1025)]) assert.equal(code(() => searcher.search(q as string)), 'bad_query');
   for (const p of ['', '   ', undefined]) assert.equal(code(() => searcher.suggest(p as string)), 'bad_query');
+  assert.equal(code(() => searcher.search('alpha', null as never)), 'ok');
 });
 
 test('parseCid accepts exactly 1–19 digits without a leading zero, up to 2^63−1', () => {
