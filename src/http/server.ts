@@ -71,6 +71,8 @@ export class QuarryServer {
   readonly #sessions = new Set<http2.ServerHttp2Session>();
   /** HTTP/1.1 sockets → requests in flight on each. */
   readonly #h1Sockets = new Map<TLSSocket, number>();
+  /** HTTP/1.1 sockets waiting for a request head → the timer that closes them if it does not come. */
+  readonly #headerDeadlines = new WeakMap<TLSSocket, NodeJS.Timeout>();
   /** Abort controllers of long-lived requests, ended first when draining. */
   readonly #longLived = new Set<AbortController>();
 
@@ -176,6 +178,27 @@ export class QuarryServer {
         if ((this.#h1Sockets.get(socket) ?? 0) === 0) socket.destroy();
       });
     }
+    this.#armHeaderDeadline(socket);
+  }
+
+  /**
+   * HTTP/1.1 only: the next request's head must have arrived within `requestTimeoutMs` of the connection
+   * or of the previous response. The idle timeout alone would let a client trickle one header byte at a
+   * time forever (slowloris); HTTP/2 frames are bounded by nghttp2 instead.
+   */
+  #armHeaderDeadline(socket: TLSSocket): void {
+    this.#clearHeaderDeadline(socket);
+    if (this.limits.requestTimeoutMs <= 0 || socket.destroyed) return;
+    const timer = setTimeout(() => {
+      if ((this.#h1Sockets.get(socket) ?? 0) === 0) socket.destroy();
+    }, this.limits.requestTimeoutMs);
+    timer.unref();
+    this.#headerDeadlines.set(socket, timer);
+  }
+
+  #clearHeaderDeadline(socket: TLSSocket): void {
+    clearTimeout(this.#headerDeadlines.get(socket));
+    this.#headerDeadlines.delete(socket);
   }
 
   #onClientError(err: NodeJS.ErrnoException, socket: TLSSocket): void {
@@ -198,7 +221,10 @@ export class QuarryServer {
   async #handle(req: Req, res: Res): Promise<void> {
     this.#inFlight++;
     const h1Socket = req.httpVersionMajor === 2 ? undefined : (req.socket as TLSSocket);
-    if (h1Socket) this.#h1Sockets.set(h1Socket, (this.#h1Sockets.get(h1Socket) ?? 0) + 1);
+    if (h1Socket) {
+      this.#h1Sockets.set(h1Socket, (this.#h1Sockets.get(h1Socket) ?? 0) + 1);
+      this.#clearHeaderDeadline(h1Socket);
+    }
     const ac = new AbortController();
     let settled = false;
     res.on('close', () => {
@@ -208,6 +234,7 @@ export class QuarryServer {
         const n = (this.#h1Sockets.get(h1Socket) ?? 1) - 1;
         if (this.#h1Sockets.has(h1Socket)) this.#h1Sockets.set(h1Socket, n);
         if (this.#state === 'draining' && n === 0) h1Socket.destroy();
+        else if (n === 0) this.#armHeaderDeadline(h1Socket);
       }
       if (--this.#inFlight === 0) {
         const waiters = this.#quietWaiters;

@@ -236,3 +236,15 @@ test('rate limiting is per client: each capability id has its own bucket, anonym
   assert.deepEqual([(await get('b')).status, (await get('b')).status], [200, 200]);
   assert.deepEqual([(await get()).status, (await get()).status, (await get()).status], [200, 200, 429]);
 });
+
+test('HTTP/1.1: a request head trickled slower than the request timeout is cut off (slowloris)', async () => {
+  const srv = await start({ ratePerSecond: 0, requestTimeoutMs: 300, idleTimeoutMs: 10_000 });
+  const { connect: tlsConnect } = await import('node:tls');
+  const socket = tlsConnect({ host: '127.0.0.1', port: srv.port, ca: srv.ca, ALPNProtocols: ['http/1.1'], servername: 'localhost' });
+  await new Promise((resolve) => socket.once('secureConnect', resolve));
+  socket.write('GET /t/hello/a HTTP/1.1\r\nHost: x\r\n');
+  // Keep the connection busy (so the idle timeout never fires) without ever finishing the head.
+  const trickle = setInterval(() => socket.write('X-A: b\r\n'), 50);
+  await new Promise((resolve) => socket.once('close', resolve));
+  clearInterval(trickle);
+});
