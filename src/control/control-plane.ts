@@ -321,7 +321,7 @@ export class ControlPlane {
         const alive = this.supervisor.isAlive(p);
         const last = this.#lastProbe.get(target);
         obs.process = {
-          version: p.version, pid: p.pid, state: alive ? p.state : (p.state === 'backoff' ? 'backoff' : 'exited'), restarts: p.restarts,
+          version: p.version, pid: p.pid, port: p.port, state: alive ? p.state : (p.state === 'backoff' ? 'backoff' : 'exited'), restarts: p.restarts,
           // A process that passed its start-up health check counts as healthy until a probe says otherwise.
           healthy: alive ? !(last && last.pid === p.pid && last.failures >= this.#o.statusProbeFailureThreshold) : undefined,
         };
@@ -361,7 +361,10 @@ export class ControlPlane {
       target,
       verdict: j.verdict, sync: j.sync, health: j.health,
       desired: spec.desired_version ? { version: spec.desired_version, digest: desired?.digest ?? '' } : null,
-      live: obs?.liveVersion ? { version: obs.liveVersion, digest: obs.liveDigest ?? null, path: this.releases.livePath(target) } : null,
+      live: obs?.liveVersion ? {
+        version: obs.liveVersion, digest: obs.liveDigest ?? null, path: this.releases.livePath(target),
+        ...(obs.process && obs.process.version === obs.liveVersion ? { endpoint: `http://127.0.0.1:${obs.process.port}` } : {}),
+      } : null,
       generation: spec.generation,
       lock: spec.lock_op ? { op_id: spec.lock_op, kind: lockOp?.kind ?? 'reconcile', since: this.store.lockedAt(target) } : null,
       last_op: lastOp ? { op_id: lastOp.op_id, kind: lastOp.kind, state: lastOp.state, updated_at: lastOp.updated_at } : null,

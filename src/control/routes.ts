@@ -224,7 +224,7 @@ const SCHEMAS: Record<string, unknown> = {
       sync: { type: 'string', enum: ['synced', 'out_of_sync', 'unknown'] },
       health: { type: 'string', enum: ['healthy', 'progressing', 'degraded', 'missing', 'unknown'] },
       desired: { oneOf: [{ type: 'null' }, { type: 'object', required: ['version', 'digest'], properties: { version: { type: 'string' }, digest: { type: 'string' } } }] },
-      live: { oneOf: [{ type: 'null' }, { type: 'object', required: ['version', 'digest', 'path'], properties: { version: { type: 'string' }, digest: NULLABLE_STRING, path: { type: 'string' } } }] },
+      live: { oneOf: [{ type: 'null' }, { type: 'object', required: ['version', 'digest', 'path'], properties: { version: { type: 'string' }, digest: NULLABLE_STRING, path: { type: 'string', description: 'The live pointer: where a static target is served from.' }, endpoint: { type: 'string', description: 'Service targets: where the live process listens.' } } }] },
       generation: { type: 'integer' },
       lock: { oneOf: [{ type: 'null' }, { type: 'object', properties: { op_id: { type: 'string' }, kind: { type: 'string' }, since: NULLABLE_STRING } }] },
       last_op: { oneOf: [{ type: 'null' }, { type: 'object', properties: { op_id: { type: 'string' }, kind: OP_KIND, state: OP_STATE, updated_at: { type: 'string' } } }] },

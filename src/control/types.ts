@@ -62,7 +62,7 @@ export interface TargetObservation {
   /** Paths of the live release that differ from its manifest; undefined when the release is incomplete. */
   modified: string[] | undefined;
   /** Service targets: the supervised process, if any. */
-  process?: { version: string; pid: number; state: string; restarts: number; healthy: boolean | undefined };
+  process?: { version: string; pid: number; port: number; state: string; restarts: number; healthy: boolean | undefined };
   /** Static targets: whether the health file is present in the live release. */
   healthFile?: boolean;
 }
@@ -74,7 +74,8 @@ export interface TargetStatus {
   sync: SyncStatus;
   health: HealthStatus;
   desired: { version: string; digest: string } | null;
-  live: { version: string; digest: string | null; path: string } | null;
+  /** `path`: the live pointer (where a static target is served from); `endpoint`: where a service listens. */
+  live: { version: string; digest: string | null; path: string; endpoint?: string } | null;
   generation: number;
   lock: { op_id: string; kind: string; since: string | null } | null;
   last_op: { op_id: string; kind: string; state: OpState; updated_at: string } | null;

@@ -100,7 +100,9 @@ test('all 41 targets: build, stage, promote, second version, rollback', async ()
     }
     for (const t of targets) {
       if (kindOf(f.repo, t) === 'service') {
-        const r = await get(f.cp.supervisor.current(t)!.port, '/');
+        const [st] = await f.cp.status(t);
+        const endpoint = new URL(st!.live!.endpoint!);
+        const r = await get(Number(endpoint.port), '/');
         assert.match(JSON.parse(r.body).message, /second release/);
       } else {
         assert.match(readFileSync(join(f.cp.releases.livePath(t), 'index.html'), 'utf8'), /Second release/);

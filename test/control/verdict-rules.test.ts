@@ -11,7 +11,7 @@ const op = (kind: OpRecord['kind'], state: OpRecord['state']): OpRecord => ({
   op_id: 'op', target: 't', kind, state, version: null, digest: null, from_version: null, error: null, log: '', actor: null, reason: null, created_at: '', updated_at: '',
 });
 const rec = (state: VersionRecord['state']): VersionRecord => ({ target: 't', version: 'v1', digest: 'sha256:00', state, origin: 'build', created_at: '', updated_at: '' });
-const proc = (o: Partial<NonNullable<TargetObservation['process']>> = {}) => ({ version: 'v1', pid: 1, state: 'running', restarts: 0, healthy: true, ...o });
+const proc = (o: Partial<NonNullable<TargetObservation['process']>> = {}) => ({ version: 'v1', pid: 1, port: 1, state: 'running', restarts: 0, healthy: true, ...o });
 
 const rows: [string, Parameters<typeof judge>, string, string, string, string[]][] = [
   ['never deployed', [spec(null), obs({}), undefined, undefined, undefined], 'missing', 'synced', 'missing', ['never_deployed']],
