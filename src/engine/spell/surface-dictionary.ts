@@ -39,6 +39,8 @@ export class SurfaceDictionary {
   /** Segment tree of range-argmax over `dfs` (ties to the smaller index: alphabetical); built lazily. */
   private tree: Int32Array | undefined;
   private treeSize = 0;
+  /** The forms reversed and sorted, for the backward half of the correction search; built lazily. */
+  private reversed: { forms: string[]; index: Int32Array } | undefined;
 
   private constructor(forms: string[], dfs: Uint32Array) {
     this.forms = forms;
@@ -135,7 +137,7 @@ export class SurfaceDictionary {
   complete(prefix: string, limit = 10): string[] {
     if (limit <= 0) return [];
     const lo = this.lowerBound(prefix, 0, this.forms.length);
-    const hi = this.prefixEnd(prefix, lo);
+    const hi = prefixEnd(this.forms, prefix, prefix.length, lo);
     if (hi - lo <= limit) return this.sortedByDf(lo, hi);
     if (hi - lo <= 64) return this.sortedByDf(lo, hi).slice(0, limit);
     // Best-first over sub-ranges: each heap entry is a range and its argmax; popping the best emits it and
@@ -198,7 +200,7 @@ export class SurfaceDictionary {
     const maxDist = m >= 9 ? 2 : 1;
     let best = -1;
     let bestDist = maxDist + 1;
-    this.walkWithin(word, maxDist, (i, d) => {
+    this.search(word, maxDist, (i, d) => {
       const df = this.dfs[i]!;
       if (df <= own || d === 0) return;
       if (d < bestDist || (d === bestDist && (df > this.dfs[best]! || (df === this.dfs[best]! && i < best)))) {
@@ -211,33 +213,88 @@ export class SurfaceDictionary {
 
   /** Every form within `maxDist` (OSA distance) of `word`, with its distance, in ascending order. */
   within(word: string, maxDist: number): { form: string; df: number; distance: number }[] {
-    const out: { form: string; df: number; distance: number }[] = [];
-    this.walkWithin(word, maxDist, (i, d) => out.push({ form: this.forms[i]!, df: this.dfs[i]!, distance: d }));
-    return out;
+    const hits = new Map<number, number>();
+    this.search(word, maxDist, (i, d) => hits.set(i, d));
+    return [...hits].sort((a, b) => a[0] - b[0]).map(([i, d]) => ({ form: this.forms[i]!, df: this.dfs[i]!, distance: d }));
   }
 
   /**
-   * Calls `found(index, distance)` for every form within `maxDist` of `word`, in ascending order. The walk
+   * Calls `found(index, distance)` for every form within `maxDist` of `word` (some possibly twice).
+   *
+   * A plain walk of the implicit trie prunes nothing at depths ≤ maxDist (any prefix that short is within
+   * maxDist of the empty prefix) and little just below, so with distance 2 it touches a good part of a
+   * large dictionary. Instead, two walks with a stricter budget near the root: walk 1 over the forms
+   * allows only maxDist − 1 edits in candidate prefixes of length ≤ h, walk 2 does the same over the
+   * reversed forms with the reversed word and h'. Charge each edit of an optimal alignment to the
+   * shortest prefix whose row accounts for it: at depth t forward and t' backward, with
+   * t + t' ≥ |form| ≥ m − maxDist. Walk 1 misses a form only if all its ≤ maxDist edits have t ≤ h, walk 2
+   * only if all have t' ≤ h'; both at once would need t + t' ≤ h + h' = m − maxDist − 1 for every edit,
+   * a contradiction. So the union is exact, and each walk mostly follows prefixes of one half of the
+   * word with at most maxDist − 1 typos. (fast-check compares it with a naive scan.)
+   */
+  private search(word: string, maxDist: number, found: (index: number, distance: number) => void): void {
+    const span = word.length - maxDist - 1;
+    if (maxDist === 0 || span <= 0) {
+      this.walkWithin(this.forms, word, maxDist, 0, found);
+      return;
+    }
+    const h = span >> 1;
+    this.walkWithin(this.forms, word, maxDist, h, found);
+    const reversed = this.reversedForms();
+    this.walkWithin(reversed.forms, reverse(word), maxDist, span - h, (k, d) => found(reversed.index[k]!, d));
+  }
+
+  /** The forms reversed (code unit by code unit), sorted, with each one's index in `forms`; built once. */
+  private reversedForms(): { forms: string[]; index: Int32Array } {
+    if (this.reversed === undefined) {
+      const n = this.forms.length;
+      // tag each reversed form with its index after a NUL, which sorts below every other code unit, so
+      // the default (code-unit) string sort orders the tagged strings as the reversed forms themselves
+      const tagged = new Array<string>(n);
+      for (let i = 0; i < n; i++) tagged[i] = `${reverse(this.forms[i]!)}\u0000${i}`;
+      tagged.sort();
+      const forms = new Array<string>(n);
+      const index = new Int32Array(n);
+      for (let k = 0; k < n; k++) {
+        const t = tagged[k]!;
+        const sep = t.lastIndexOf('\u0000');
+        forms[k] = t.slice(0, sep);
+        index[k] = Number(t.slice(sep + 1));
+      }
+      this.reversed = { forms, index };
+    }
+    return this.reversed;
+  }
+
+  /**
+   * Calls `found(index, distance)` for every form of the sorted array `forms` within `maxDist` of `word`
+   * whose prefixes of length ≤ `strictDepth` are each within maxDist − 1 of some prefix of the word, in
+   * ascending order. The walk
    * keeps `rows[d]` = the distance row of the candidate prefix of length d against every prefix of `word`
    * (row[j] = distance(prefix, word[0..j))); rows up to the common prefix with the previous form are
    * reused. Pruning is sound for OSA because a transposition cell D[d+1][j+1] = D[d-1][j-1] + 1 is never
    * below D[d][j], so once a whole row exceeds maxDist every deeper row does too.
    */
-  private walkWithin(word: string, maxDist: number, found: (index: number, distance: number) => void): void {
+  private walkWithin(forms: readonly string[], word: string, maxDist: number, strictDepth: number, found: (index: number, distance: number) => void): void {
     const m = word.length;
     const width = m + 1;
     const maxDepth = m + maxDist;
-    const rows = new Int32Array((maxDepth + 1) * width);
-    for (let j = 0; j <= m; j++) rows[j] = j;
-    const forms = this.forms;
+    // Only the band |d − j| ≤ maxDist of each row is computed (a cell outside it is > maxDist); values are
+    // capped at maxDist + 1, which changes no decision (every operation adds 0 or 1). The cells just
+    // outside a row's band hold the cap, so the next row reads a correct bound there.
+    const cap = maxDist + 1;
+    const rows = new Int32Array((maxDepth + 1) * width).fill(cap);
+    for (let j = 0; j <= Math.min(m, maxDist); j++) rows[j] = j;
     const n = forms.length;
-    let path = ''; // the candidate prefix whose rows 1..path.length are valid
+    // the candidate prefix whose rows 1..pathLen are valid: the first pathLen code units of pathOf
+    let pathOf = '';
+    let pathLen = 0;
     let i = 0;
     while (i < n) {
       const f = forms[i]!;
       let l = 0;
-      const lim = Math.min(path.length, f.length);
-      while (l < lim && path.charCodeAt(l) === f.charCodeAt(l)) l++;
+      const lim = Math.min(pathLen, f.length);
+      while (l < lim && pathOf.charCodeAt(l) === f.charCodeAt(l)) l++;
       let d = l + 1;
       let pruned = -1;
       const depthLimit = Math.min(f.length, maxDepth);
@@ -245,9 +302,13 @@ export class SurfaceDictionary {
         const c = f.charCodeAt(d - 1);
         const cur = d * width;
         const prev = cur - width;
-        rows[cur] = d;
-        let rowMin = d;
-        for (let j = 1; j <= m; j++) {
+        const lo = d > maxDist ? d - maxDist : 1;
+        const hi = d + maxDist < m ? d + maxDist : m;
+        rows[cur] = d < cap ? d : cap;
+        if (lo > 1) rows[cur + lo - 1] = cap;
+        if (hi < m) rows[cur + hi + 1] = cap;
+        let rowMin = lo === 1 ? rows[cur]! : cap;
+        for (let j = lo; j <= hi; j++) {
           const wc = word.charCodeAt(j - 1);
           let v = rows[prev + j - 1]! + (wc === c ? 0 : 1);
           const del = rows[prev + j]! + 1;
@@ -258,29 +319,31 @@ export class SurfaceDictionary {
             const t = rows[prev - width + j - 2]! + 1;
             if (t < v) v = t;
           }
+          if (v > cap) v = cap;
           rows[cur + j] = v;
           if (v < rowMin) rowMin = v;
         }
-        if (rowMin > maxDist) {
+        if (rowMin > (d <= strictDepth ? maxDist - 1 : maxDist)) {
           pruned = d;
           break;
         }
       }
+      pathOf = f;
       if (pruned > 0) {
-        // nothing under f[0..pruned) can come back within maxDist: skip its whole range
-        const prefix = f.slice(0, pruned);
-        path = prefix.slice(0, pruned - 1);
-        i = this.prefixEnd(prefix, i);
-        continue;
-      }
-      path = f.length <= maxDepth ? f : f.slice(0, maxDepth);
-      if (f.length <= maxDepth) {
-        const dist = rows[f.length * width + m]!;
-        if (dist <= maxDist) found(i, dist);
+        // nothing under f[0..pruned) can come back within the budget: skip its whole range
+        pathLen = pruned - 1;
+        i = prefixEnd(forms, f, pruned, i);
+      } else if (f.length <= maxDepth) {
+        pathLen = f.length;
+        if (f.length >= m - maxDist) {
+          const dist = rows[f.length * width + m]!;
+          if (dist <= maxDist) found(i, dist);
+        }
         i++;
       } else {
         // f is deeper than any match can be, and so is everything under its first maxDepth+1 characters
-        i = this.prefixEnd(f.slice(0, maxDepth + 1), i);
+        pathLen = maxDepth;
+        i = prefixEnd(forms, f, maxDepth + 1, i);
       }
     }
   }
@@ -291,19 +354,6 @@ export class SurfaceDictionary {
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
       if (forms[mid]! < key) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  }
-
-  /** First index ≥ `from` whose form does not start with `prefix`, given forms[from..] ≥ prefix. */
-  private prefixEnd(prefix: string, from: number): number {
-    const forms = this.forms;
-    let lo = from;
-    let hi = forms.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (forms[mid]!.startsWith(prefix)) lo = mid + 1;
       else hi = mid;
     }
     return lo;
@@ -352,4 +402,42 @@ export class SurfaceDictionary {
     this.tree = tree;
     this.treeSize = size;
   }
+}
+
+/**
+ * First index ≥ `from` whose form does not start with the first `len` code units of `key`, given that the
+ * forms from `from` on are ≥ that prefix. Gallops from `from` before bisecting: the walk's skips are
+ * mostly short.
+ */
+function prefixEnd(forms: readonly string[], key: string, len: number, from: number): number {
+  const n = forms.length;
+  const has = (k: number) => {
+    const f = forms[k]!;
+    if (f.length < len) return false;
+    for (let c = len - 1; c >= 0; c--) if (f.charCodeAt(c) !== key.charCodeAt(c)) return false;
+    return true;
+  };
+  let lo = from;
+  let step = 1;
+  let hi = from + 1;
+  while (hi < n && has(hi)) {
+    lo = hi;
+    step <<= 1;
+    hi = from + step;
+  }
+  if (hi > n) hi = n;
+  // every form before lo has the prefix; forms[hi] does not (or hi = n)
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (has(mid)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** `s` reversed code unit by code unit (surrogate pairs are reversed too: only compared, never shown). */
+function reverse(s: string): string {
+  let out = '';
+  for (let i = s.length - 1; i >= 0; i--) out += s[i];
+  return out;
 }

@@ -1,0 +1,108 @@
+/**
+ * `node --import tsx bench/dictionary.ts [corpus.jsonl | BEIR dir] [--segments 8]`: the cost of the
+ * surface dictionary (src/engine/spell) on a real vocabulary — by default the Debian-docs corpus
+ * (bench/debian-docs.ts), about a million distinct surface forms.
+ *
+ * The corpus is split into `segments` document ranges, each range's (form, df) list sorted as a
+ * SegmentReader yields it; then it measures `SurfaceDictionary.merge` (what a searcher pays once per
+ * snapshot, on first suggest or did-you-mean), `complete` on 1,000 prefixes of 1–4 characters and
+ * `correct` on 1,000 misspellings (one random edit, two for words of 9+ letters; seed 7).
+ */
+import { analyzeSurfaces } from '../src/engine/analysis/analyzer.js';
+import { SurfaceDictionary } from '../src/engine/spell/index.js';
+import { loadCollection } from './dataset.js';
+import { debianDocsCorpus } from './debian-docs.js';
+import { fmt, MB, percentile, seededRandom } from './measure.js';
+
+function arg(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1] : undefined;
+}
+
+function timeEach<T>(inputs: T[], f: (x: T) => unknown): { p50: number; p99: number; mean: number } {
+  for (const x of inputs) f(x); // warm-up
+  const ms: number[] = [];
+  for (const x of inputs) {
+    const t = process.hrtime.bigint();
+    f(x);
+    ms.push(Number(process.hrtime.bigint() - t) / 1e6);
+  }
+  ms.sort((a, b) => a - b);
+  return { p50: percentile(ms, 50), p99: percentile(ms, 99), mean: ms.reduce((a, b) => a + b, 0) / ms.length };
+}
+
+async function main(): Promise<void> {
+  const positional = process.argv.slice(2).filter((a, i, all) => !a.startsWith('--') && !(i > 0 && all[i - 1]!.startsWith('--')));
+  const path = positional[0] ?? (await debianDocsCorpus()).path;
+  const segments = Number(arg('segments') ?? 8);
+  const { docs, name } = await loadCollection(path);
+  const t0 = performance.now();
+  const sources: [string, number][][] = [];
+  const per = Math.ceil(docs.length / segments);
+  for (let s = 0; s < segments; s++) {
+    const dfs = new Map<string, number>();
+    for (const d of docs.slice(s * per, (s + 1) * per)) {
+      for (const form of new Set([...analyzeSurfaces(d.title), ...analyzeSurfaces(d.text)])) dfs.set(form, (dfs.get(form) ?? 0) + 1);
+    }
+    sources.push([...dfs].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)));
+  }
+  const entries = sources.reduce((n, s) => n + s.length, 0);
+  console.log(`# dictionary: ${name}, ${docs.length} documents in ${segments} segments, ${entries} (form, df) entries; analyzed in ${fmt((performance.now() - t0) / 1000, 1)} s`);
+
+  global.gc?.();
+  const heap0 = process.memoryUsage().heapUsed;
+  const merges: number[] = [];
+  let dict = SurfaceDictionary.empty();
+  for (let r = 0; r < 3; r++) {
+    const t = performance.now();
+    dict = SurfaceDictionary.merge(sources);
+    merges.push(performance.now() - t);
+  }
+  const tTree = performance.now();
+  dict.complete('a', 10); // builds the range-argmax tree (lazily, on the first long range)
+  const treeMs = performance.now() - tTree;
+  global.gc?.();
+  const heapDelta = process.memoryUsage().heapUsed - heap0;
+  merges.sort((a, b) => a - b);
+
+  const random = seededRandom(7);
+  const forms = sources.flat().map(([f]) => f);
+  const pick = () => forms[Math.floor(random() * forms.length)]!;
+  const prefixes = Array.from({ length: 1000 }, () => { const f = pick(); return f.slice(0, 1 + Math.floor(random() * Math.min(4, f.length))); });
+  const letters = 'abcdefghijklmnopqrstuvwxyz';
+  const typo = (w: string) => {
+    const i = Math.floor(random() * w.length);
+    const c = letters[Math.floor(random() * 26)]!;
+    switch (Math.floor(random() * 4)) {
+      case 0: return w.slice(0, i) + w.slice(i + 1);
+      case 1: return w.slice(0, i) + c + w.slice(i);
+      case 2: return w.slice(0, i) + c + w.slice(i + 1);
+      default: return i + 1 < w.length ? w.slice(0, i) + w[i + 1] + w[i] + w.slice(i + 2) : w.slice(0, i) + c;
+    }
+  };
+  const words: string[] = [];
+  while (words.length < 1000) {
+    const f = pick();
+    if (f.length < 4 || !/^[a-z]+$/.test(f) || dict.df(f) < 20) continue;
+    words.push(f.length >= 9 ? typo(typo(f)) : typo(f));
+  }
+  const complete = timeEach(prefixes, (p) => dict.complete(p, 10));
+  const correct = timeEach(words, (w) => dict.correct(w, docs.length));
+  const corrected = words.filter((w) => dict.correct(w, docs.length) !== undefined).length;
+
+  console.log('');
+  console.log('| measure | value |');
+  console.log('|---|---:|');
+  console.log(`| distinct forms | ${dict.size} |`);
+  console.log(`| merge of ${segments} sources (median of 3) | ${fmt(merges[1]!, 0)} ms |`);
+  console.log(`| range-argmax tree (first completion) | ${fmt(treeMs, 0)} ms |`);
+  console.log(`| heap held by the dictionary | ${fmt(heapDelta / MB, 0)} MiB |`);
+  console.log(`| complete(prefix of 1–4 chars, 10): p50 / p99 | ${fmt(complete.p50, 4)} / ${fmt(complete.p99, 4)} ms |`);
+  console.log(`| correct(misspelling): p50 / p99 / mean | ${fmt(correct.p50, 3)} / ${fmt(correct.p99, 3)} / ${fmt(correct.mean, 3)} ms |`);
+  console.log(`| misspellings given a correction | ${corrected} of ${words.length} |`);
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
