@@ -987,6 +987,8 @@ export function judge(spec: TargetSpec, obs: TargetObservation, lockOp: OpRecord
     else verdict = 'in_sync';
     if (lastFailed && verdict === 'in_sync') reasons.push('last_deploy_failed_rolled_back');
   }
+  // Without a valid recipe the health of what runs cannot be judged.
+  if (obs.kind === 'unknown' && verdict === 'in_sync') { verdict = 'unknown'; health = 'unknown'; }
   if (changing) { verdict = 'progressing'; health = 'progressing'; reasons.unshift(`operation_in_progress:${lockOp.kind}`); }
   return { verdict, sync, health, reasons };
 }

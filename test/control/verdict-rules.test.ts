@@ -29,6 +29,7 @@ const rows: [string, Parameters<typeof judge>, string, string, string, string[]]
   ['desired version failed', [spec('v1'), obs({ liveVersion: 'v1', modified: [], healthFile: true }), undefined, undefined, rec('failed')], 'failed', 'synced', 'healthy', ['desired_version_failed']],
   ['deploy in progress', [spec('v1'), obs({ liveVersion: 'v1', modified: [], healthFile: true }), op('deploy', 'running'), op('deploy', 'running'), rec('verifying')], 'progressing', 'synced', 'progressing', ['operation_in_progress:deploy']],
   ['a build holds the lock: what runs is unchanged', [spec('v1'), obs({ liveVersion: 'v1', modified: [], healthFile: true }), op('build', 'running'), op('build', 'running'), rec('live')], 'in_sync', 'synced', 'healthy', []],
+  ['recipe broken: health cannot be judged', [spec('v1'), obs({ kind: 'unknown', liveVersion: 'v1', modified: [] }), undefined, undefined, rec('live')], 'unknown', 'synced', 'unknown', ['invalid_recipe']],
   ['auto-rolled-back deploy', [spec('v1'), obs({ liveVersion: 'v1', modified: [], healthFile: true }), undefined, op('deploy', 'failed'), rec('live')], 'in_sync', 'synced', 'healthy', ['last_deploy_failed_rolled_back']],
 ];
 
