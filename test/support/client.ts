@@ -83,9 +83,11 @@ export async function rawRequest(
   const protocol = options.protocol ?? 'h2';
   const signal = options.timeoutMs ? AbortSignal.timeout(options.timeoutMs) : undefined;
   if (protocol === 'h1') {
-    const u = new URL(path, target.url);
+    const base = new URL(target.url);
     return new Promise((resolve, reject) => {
-      const req = https.request(u, {
+      // hostname/port/path rather than a URL, so a path such as `//x` goes out exactly as written.
+      const req = https.request({
+        hostname: base.hostname, port: base.port, path, servername: base.hostname === '127.0.0.1' ? undefined : base.hostname,
         method, ca: target.ca, headers: { ...headers, ...(payload ? { 'content-length': String(payload.length) } : {}) },
         agent: false, ALPNProtocols: ['http/1.1'], signal,
       } as https.RequestOptions, (res) => {
