@@ -1,17 +1,17 @@
 #!/usr/bin/env node
 // Scaffolds a source directory deploy/targets/<name>/ for every allowlisted target that has none yet,
 // from deploy/templates/{static,service}/. It never overwrites: once a directory exists it belongs to
-// whoever replaces it with the real source. The kind of a new target is `service` unless it is named
-// with --static (the shipped placeholders use the STATIC set below, which is only a scaffolding choice:
-// each target's recipe.json is what the control plane reads).
-//   node deploy/generate.mjs                 scaffold missing targets
+// whoever replaces it with the real source. A new target is a `service` unless named with --static.
+// The directory's recipe.json is what the control plane reads; this script lists no targets itself
+// (the allowlist does), so the 41 shipped directories are simply the ones it made once.
+//   node deploy/generate.mjs                 scaffold missing targets as services
 //   node deploy/generate.mjs --static name   scaffold `name` as a static page bundle
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const STATIC = new Set(['sites', 'toolchain', 'siteintake', 'docportal', 'siteedit', 'writer', 'office', 'survey', 'email', 'studio']);
+const STATIC = new Set();
 const args = process.argv.slice(2);
 for (let i = 0; i < args.length; i++) if (args[i] === '--static' && args[i + 1]) STATIC.add(args[++i]);
 

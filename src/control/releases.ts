@@ -14,7 +14,7 @@
  * ever names a complete release: it is switched after the release is complete, and a release is never
  * pruned while it is live.
  */
-import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, renameSync, rmSync, mkdtempSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, lstatSync, openSync, mkdirSync, readFileSync, readdirSync, readlinkSync, renameSync, rmSync, mkdtempSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { InternalError } from '../errors.js';
 import {
@@ -53,6 +53,8 @@ export class ReleaseStore {
   adoptArtifact(tmpFile: string, digest: Digest): void {
     const final = this.artifactPath(digest);
     if (existsSync(final)) { rmSync(tmpFile, { force: true }); return; }
+    const fd = openSync(tmpFile, 'r');
+    try { fsyncSync(fd); } finally { closeSync(fd); }
     renameSync(tmpFile, final);
     fsyncDir(dirname(final));
   }
