@@ -88,20 +88,22 @@ function openNode(seg: SegmentReader, n: ScoringNode, weight: Weight): OpenClaus
     if (!cursor) return undefined;
     return { it: new TermIterator(cursor), terms: [{ id: weight.ids.get(n.term) ?? -1, cursor }] };
   }
+  // one cursor per distinct term; slots map each phrase offset to its term's cursor
+  const distinct: string[] = [];
+  const slots = new Int32Array(n.terms.length);
+  n.terms.forEach((t, i) => {
+    let k = distinct.indexOf(t);
+    if (k < 0) k = distinct.push(t) - 1;
+    slots[i] = k;
+  });
   const cursors: PostingsCursor[] = [];
-  for (const t of n.terms) {
+  for (const t of distinct) {
     const c = seg.postings(t, { positions: n.terms.length > 1 });
     if (!c) return undefined;
     cursors.push(c);
   }
-  const terms: { id: number; cursor: PostingsCursor }[] = [];
-  const seen = new Set<string>();
-  n.terms.forEach((t, i) => {
-    if (seen.has(t)) return;
-    seen.add(t);
-    terms.push({ id: weight.ids.get(t) ?? -1, cursor: cursors[i]! });
-  });
-  return { it: cursors.length === 1 ? new TermIterator(cursors[0]!) : new PhraseIterator(cursors), terms };
+  const terms = distinct.map((t, i) => ({ id: weight.ids.get(t) ?? -1, cursor: cursors[i]! }));
+  return { it: n.terms.length === 1 ? new TermIterator(cursors[0]!) : new PhraseIterator(cursors, slots), terms };
 }
 
 function openSite(seg: SegmentReader, host: string): DocIterator | undefined {

@@ -43,15 +43,16 @@ export class TermIterator implements DocIterator {
 }
 
 /**
- * Documents where the phrase's terms occur at consecutive positions. `cursors[i]` is the term at offset i
- * (a term repeated in the phrase has one cursor per occurrence), each opened with positions.
+ * Documents where the phrase's terms occur at consecutive positions. `cursors` holds one cursor per
+ * *distinct* term (opened with positions) and `slots[i]` is the cursor of the term at offset i, so a
+ * repeated term (`"the the the …"`) is decoded once however often the phrase repeats it.
  */
 export class PhraseIterator implements DocIterator {
   readonly cost: number;
   private current = -1;
-  /** Cursors sorted by docFreq ascending, for the conjunction; `cursors` keeps phrase order. */
+  /** Cursors sorted by docFreq ascending, for the conjunction. */
   private readonly byCost: PostingsCursor[];
-  constructor(readonly cursors: PostingsCursor[]) {
+  constructor(readonly cursors: PostingsCursor[], private readonly slots: Int32Array) {
     this.byCost = [...cursors].sort((a, b) => a.docFreq - b.docFreq);
     this.cost = this.byCost[0]!.docFreq;
   }
@@ -76,17 +77,18 @@ export class PhraseIterator implements DocIterator {
       }
     }
   }
-  /** Is there p with p + i in positions(cursors[i]) for every i? */
+  /** Is there p with p + i in positions(slots[i]) for every offset i? */
   private positionsMatch(): boolean {
-    const n = this.cursors.length;
+    const slots = this.slots;
+    const n = slots.length;
     if (n === 1) return true;
-    const lists: Int32Array[] = this.cursors.map((c) => c.positions());
+    const byCursor = this.cursors.map((c) => c.positions());
     const idx = new Int32Array(n);
-    const first = lists[0]!;
+    const first = byCursor[slots[0]!]!;
     outer: for (let k = 0; k < first.length; k++) {
       const p = first[k]!;
       for (let i = 1; i < n; i++) {
-        const list = lists[i]!;
+        const list = byCursor[slots[i]!]!;
         const want = p + i;
         let j = idx[i]!;
         while (j < list.length && list[j]! < want) j++;
