@@ -594,6 +594,33 @@ export class ControlPlane {
     });
   }
 
+  /**
+   * The MCP `service_mgmt` tool's entry point (CONTRACT §7): `{action: build|deploy|rollback|reconcile|
+   * restart|status, target?, version?, dry_run?, reason?}` → the same answers as the REST routes, with
+   * the same checks. `status` answers the verdicts (the caller's readable targets when none is named).
+   */
+  async mgmtAction(principal: Principal, args: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const { action, target, version, dry_run, reason } = args;
+    switch (action) {
+      case 'build': return { ...(await this.build(principal, { target })) };
+      case 'deploy': return { ...(await this.deploy(principal, { target, version, dry_run, reason })) };
+      case 'rollback': return { ...(await this.rollback(principal, { target, to: version ?? 'previous', dry_run, reason })) };
+      case 'reconcile': return { ...(await this.reconcile(principal, { target })) };
+      case 'restart': return { ...(await this.restart(principal, { target, reason })) };
+      case 'status': {
+        if (target !== undefined) {
+          const name = this.allowlist.check(target);
+          this.authorizeRead(principal, name);
+          return { v: 1, targets: await this.status(name) };
+        }
+        this.authorizeRead(principal);
+        return { v: 1, targets: (await this.status()).filter((s) => principal.can('mgmt.read', s.target)) };
+      }
+      default:
+        throw new BadRequestError('action must be one of build, deploy, rollback, reconcile, restart, status.', 'action');
+    }
+  }
+
   /** The idempotency wrapper the faces use: the first answer for (actor, key, route) is replayed for the TTL. */
   async idempotent(actor: string, key: string | undefined, route: string, fn: () => Promise<{ status: number; json: Record<string, unknown> }>): Promise<{ status: number; json: Record<string, unknown>; replayed: boolean }> {
     if (key === undefined) return { ...(await fn()), replayed: false };

@@ -114,3 +114,14 @@ test('versions past the history limit are pruned, never the live one', async () 
 test('GET ops: an unknown id is 404 not_found', async () => {
   assert.equal(await code(Promise.resolve().then(() => f.cp.getOp('op_nope'))), 'not_found');
 });
+
+test('the MCP entry point maps actions onto the same operations and checks', async () => {
+  const b = await f.cp.mgmtAction(p, { action: 'build', target: 'comparegw' });
+  assert.equal(b.kind, 'build');
+  assert.equal((await f.cp.waitOp(b.op_id as string)).state, 'succeeded');
+  const st = await f.cp.mgmtAction(p, { action: 'status', target: 'comparegw' });
+  assert.equal((st.targets as { verdict: string }[])[0]!.verdict, 'missing');
+  assert.equal(await code(f.cp.mgmtAction(p, { action: 'explode', target: 'comparegw' })), 'bad_request');
+  assert.equal(await code(f.cp.mgmtAction(anonymous, { action: 'deploy', target: 'nope' })), 'unknown_target');
+  assert.equal(await code(f.cp.mgmtAction(anonymous, { action: 'status' })), 'unauthenticated');
+});
