@@ -28,6 +28,12 @@ function popcount(x: number): number {
   return Math.imul(x, 0x01010101) >>> 24;
 }
 
+// Scratch arrays reused by every call: a search is synchronous and this function never re-enters, so
+// one set serves all searches without allocating (and collecting) 40 KB per query and segment.
+const SCORES = new Float64Array(ACCUMULATE_WINDOW);
+const BITS = new Uint32Array(ACCUMULATE_WINDOW >>> 5);
+const MASK = new Uint32Array(ACCUMULATE_WINDOW >>> 5);
+
 /** Marks in `mask` the docs of `it` within [base, end), as window offsets. */
 function markWindow(it: DocIterator, mask: Uint32Array, base: number, end: number): void {
   let d = it.doc();
@@ -49,9 +55,9 @@ export function accumulateDisjunction(
 ): number {
   const W = ACCUMULATE_WINDOW;
   const words = W >>> 5;
-  const scores = new Float64Array(W);
-  const bits = new Uint32Array(words);
-  const mask = filters.length > 0 ? new Uint32Array(words) : undefined;
+  const scores = SCORES;
+  const bits = BITS;
+  const mask = filters.length > 0 ? MASK : undefined;
   const round = bm25.round;
   const n = scorers.length;
   const cursors = scorers.map((s) => s.cursor);
