@@ -19,10 +19,17 @@ export async function run(args: string[]): Promise<number> {
     if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}.`);
     const dataDir = resolveDataDir(values.data);
     const scopes: readonly Scope[] = values.corpus ?? values.scope ? [corpusOption(values)] : SCOPES;
-    const corpora: Record<string, { exists: boolean; docs: number; segments: number; generation: number; bytes: number }> = {};
+    const corpora: Record<string, { exists: boolean; docs: number; segments: number; generation: number; bytes: number; error?: string }> = {};
     for (const scope of scopes) {
       if (!corpusExists(dataDir, scope)) { corpora[scope] = { exists: false, docs: 0, segments: 0, generation: 0, bytes: 0 }; continue; }
-      const index = await openIndexReadOnly(dataDir, scope);
+      let index;
+      try {
+        index = await openIndexReadOnly(dataDir, scope);
+      } catch (err) {
+        // One unreadable corpus must not hide the others' figures.
+        corpora[scope] = { exists: true, docs: 0, segments: 0, generation: 0, bytes: 0, error: (err as Error).message };
+        continue;
+      }
       try { corpora[scope] = { exists: true, ...index.stats() }; } finally { await index.close(); }
     }
     if (json) { printJsonLine({ v: 1, data: dataDir, corpora }); return EXIT_OK; }
@@ -30,6 +37,7 @@ export async function run(args: string[]): Promise<number> {
     console.log(`${'corpus'.padEnd(8)} ${'docs'.padStart(10)} ${'segments'.padStart(9)} ${'generation'.padStart(11)} ${'size'.padStart(10)}`);
     for (const [scope, s] of Object.entries(corpora)) {
       if (!s.exists) { console.log(`${scope.padEnd(8)} ${'(none)'.padStart(10)}`); continue; }
+      if (s.error !== undefined) { console.log(`${scope.padEnd(8)} ${'unreadable'.padStart(10)}  ${s.error}`); continue; }
       const size = s.bytes >= 1048576 ? `${(s.bytes / 1048576).toFixed(1)} MiB` : `${(s.bytes / 1024).toFixed(1)} KiB`;
       console.log(`${scope.padEnd(8)} ${s.docs.toLocaleString('en-US').padStart(10)} ${String(s.segments).padStart(9)} ${String(s.generation).padStart(11)} ${size.padStart(10)}`);
     }

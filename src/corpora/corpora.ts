@@ -11,6 +11,11 @@
  *
  * Lifecycle: `openCorpora` → (`ensureOwnIndexed`, `ingest`…)* → `close` (idempotent; running ingests are
  * stopped, what they had committed stays).
+ *
+ * An index that cannot be read (corruption, a format from another version) never takes the others down:
+ * the own index is set aside as `<dir>.unreadable-<time>` and rebuilt from its sources; a web or trusted
+ * index stays where it is, its corpus answers `unavailable` and shows `failed` in the status, and the
+ * refresh poll tries it again every `REOPEN_INTERVAL_MS`.
  */
 import { existsSync, mkdirSync, openSync, closeSync, fsyncSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -142,40 +147,54 @@ export class Corpora {
   readonly #running = new Map<Scope, { abort: AbortController; done: Promise<unknown> }>();
   readonly #unsubscribe: (() => void)[] = [];
   readonly #progressIntervalMs: number;
+  readonly #indexOptions: IndexOptions | undefined;
   #timer: NodeJS.Timeout | undefined;
   #refreshing = false;
+  #lastReopen = Date.now();
   #closed: Promise<void> | undefined;
   #own: Promise<OwnIndexReport> | undefined;
 
   /** Use `openCorpora`. */
-  constructor(dataDir: string, config: CorporaConfig, db: Db, indexes: Map<Scope, Index>, bus: EventBus | undefined, progressIntervalMs: number) {
+  constructor(
+    dataDir: string, config: CorporaConfig, db: Db, indexes: Map<Scope, Index>, unreadable: Map<Scope, string>,
+    bus: EventBus | undefined, options: { progressIntervalMs: number; indexOptions: IndexOptions | undefined },
+  ) {
     this.dataDir = dataDir;
     this.config = config;
     this.#db = db;
     this.registry = new CidRegistry(db);
-    this.#indexes = indexes;
+    this.#indexes = new Map();
     this.#bus = bus;
-    this.#progressIntervalMs = progressIntervalMs;
+    this.#progressIntervalMs = options.progressIntervalMs;
+    this.#indexOptions = options.indexOptions;
     for (const scope of SCOPES) {
-      this.#states.set(scope, { state: 'ready' });
-      const idx = indexes.get(scope)!;
-      this.#unsubscribe.push(idx.onCommit((info) => {
-        this.#bus?.publish('index.committed', { scope, generation: info.generation, docs: info.docs });
-      }));
+      const idx = indexes.get(scope);
+      if (idx) this.#attach(scope, idx);
+      else this.#states.set(scope, { state: 'failed', error: unreadable.get(scope) ?? 'not open' });
     }
     bus?.registerSnapshotPart('index', () => this.status());
     this.#timer = setInterval(() => { void this.refresh(); }, config.refreshIntervalMs);
     this.#timer.unref();
   }
 
+  #attach(scope: Scope, idx: Index): void {
+    this.#indexes.set(scope, idx);
+    this.#states.set(scope, { state: 'ready' });
+    this.#unsubscribe.push(idx.onCommit((info) => {
+      this.#bus?.publish('index.committed', { scope, generation: info.generation, docs: info.docs });
+    }));
+  }
+
   #assertOpen(): void {
     if (this.#closed) throw new UnavailableError('The corpora are closed.');
   }
 
+  /** The index of `scope`; UnavailableError while it cannot be read (the other corpora still serve). */
   index(scope: Scope): Index {
     this.#assertOpen();
+    if (!isScope(scope)) throw new BadScopeError(`Unknown corpus ${JSON.stringify(scope)}; expected one of ${SCOPES.join(', ')}.`);
     const idx = this.#indexes.get(scope);
-    if (!idx) throw new BadScopeError(`Unknown corpus ${JSON.stringify(scope)}; expected one of ${SCOPES.join(', ')}.`);
+    if (!idx) throw new UnavailableError(`The ${scope} index cannot be read: ${this.#states.get(scope)?.error ?? 'not open'}`, REOPEN_INTERVAL_MS / 1000);
     return idx;
   }
 
@@ -189,7 +208,7 @@ export class Corpora {
     for (const scope of SCOPES) {
       const s = this.#states.get(scope)!;
       let stats = { docs: 0, generation: 0, segments: 0 };
-      try { stats = this.#indexes.get(scope)!.stats(); } catch { /* closed */ }
+      try { stats = this.#indexes.get(scope)?.stats() ?? stats; } catch { /* closed */ }
       out[scope] = { state: s.state, docs: stats.docs, generation: stats.generation, segments: stats.segments };
       if (s.error !== undefined) out[scope].error = s.error;
     }
@@ -203,7 +222,21 @@ export class Corpora {
     let changed = false;
     try {
       for (const scope of SCOPES) {
-        try { changed = (await this.#indexes.get(scope)!.refresh()) || changed; } catch { /* retried next tick */ }
+        const idx = this.#indexes.get(scope);
+        if (idx) {
+          try { changed = (await idx.refresh()) || changed; } catch { /* retried next tick */ }
+        } else if (Date.now() - this.#lastReopen >= REOPEN_INTERVAL_MS) {
+          this.#lastReopen = Date.now();
+          // An unreadable index may have been repaired or restored by the operator: try it again.
+          try {
+            const reopened = await Index.open(indexDir(this.dataDir, scope), this.#indexOptions);
+            if (this.#closed) { await reopened.close(); continue; }
+            this.#attach(scope, reopened);
+            changed = true;
+          } catch (err) {
+            this.#states.set(scope, { state: 'failed', error: (err as Error).message });
+          }
+        }
       }
     } finally {
       this.#refreshing = false;
@@ -361,15 +394,33 @@ export async function openCorpora(options: CorporaOptions): Promise<Corpora> {
   mkdirSync(join(dataDir, 'index'), { recursive: true });
   const db = openDb(join(dataDir, 'state.sqlite'));
   const indexes = new Map<Scope, Index>();
-  try {
-    for (const scope of SCOPES) indexes.set(scope, await Index.open(indexDir(dataDir, scope), options.indexOptions));
-  } catch (err) {
-    for (const idx of indexes.values()) await idx.close();
-    db.close();
-    throw err;
+  const unreadable = new Map<Scope, string>();
+  for (const scope of SCOPES) {
+    const dir = indexDir(dataDir, scope);
+    try {
+      indexes.set(scope, await Index.open(dir, options.indexOptions));
+    } catch (err) {
+      const reason = (err as Error).message;
+      if (scope !== 'own') { unreadable.set(scope, reason); continue; }
+      // The own corpus is derived from its sources: set the unreadable copy aside (never delete data) and
+      // rebuild. web and trusted cannot be rebuilt from anything here: they stay unavailable, and visible.
+      const aside = `${dir}.unreadable-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+      try {
+        renameSync(dir, aside);
+        indexes.set(scope, await Index.open(dir, options.indexOptions));
+        process.emitWarning(`The own index could not be read (${reason}); it was moved to ${aside} and will be rebuilt.`, 'QuarryCorpusWarning');
+      } catch (err2) {
+        unreadable.set(scope, `${reason} (setting it aside failed: ${(err2 as Error).message})`);
+      }
+    }
   }
-  return new Corpora(dataDir, config, db, indexes, options.bus, options.progressIntervalMs ?? 250);
+  return new Corpora(dataDir, config, db, indexes, unreadable, options.bus, {
+    progressIntervalMs: options.progressIntervalMs ?? 250, indexOptions: options.indexOptions,
+  });
 }
+
+/** How often the refresh poll tries again to open an index that could not be read, in ms. */
+export const REOPEN_INTERVAL_MS = 30_000;
 
 /** Whether the index of `scope` exists in `dataDir` (read-only commands refuse to create one). */
 export function corpusExists(dataDir: string, scope: Scope): boolean {
