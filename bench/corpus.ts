@@ -35,9 +35,9 @@ async function main(): Promise<void> {
     const r = q.report;
     console.log('');
     console.log('Targets (issue 2):');
-    console.log(`- build ≥ 10 MB of text per second on one core: ${fmt(r.textBytes / 1e6 / (r.buildMs / 1000), 1)} MB/s`);
+    console.log(`- build ≥ 10 MB of text per second on one core: ${fmt(r.textBytes / 1e6 / (r.buildCpuMs / 1000), 1)} MB/s of CPU time (${fmt(r.textBytes / 1e6 / (r.buildMs / 1000), 1)} MB/s of wall time)`);
     console.log(`- index ≤ 40% of the text: ${fmt((100 * r.indexBytes) / r.textBytes, 1)}%`);
-    console.log(`- p50 low single-digit ms: ${fmt(q.p50, 3)} ms (p95 ${fmt(q.p95, 3)}, p99 ${fmt(q.p99, 3)})`);
+    console.log(`- p50 low single-digit ms: ${fmt(q.p50, 3)} ms (p95 ${fmt(q.p95, 3)}, p99 ${fmt(q.p99, 3)}; CPU p50 ${fmt(q.cpuP50, 3)} ms)`);
   }
 }
 

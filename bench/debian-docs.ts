@@ -6,8 +6,9 @@
  *
  * Files come from `dpkg -L` (the packages' own lists), deduplicated by real path, in sorted order, so the
  * corpus is the same on every machine with the same package versions. Each page gets the URL it has on
- * the project's website (a host per package, so `site:` works on this corpus). Pages whose extracted
- * text is under 64 characters (rustdoc's redirect stubs, empty frames) are skipped.
+ * the project's website (a host per package, so `site:` works on this corpus). Redirect stubs (rustdoc
+ * writes ~8,400 pages that only say "Redirecting to …") and pages whose extracted text is under 64
+ * characters are skipped: about 36k pages remain.
  */
 import { execFileSync } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readFileSync, realpathSync, renameSync, statSync, writeFileSync } from 'node:fs';
@@ -46,7 +47,7 @@ export function missingPackages(): string[] {
  * install command when a package is missing.
  */
 export async function debianDocsCorpus(log: (line: string) => void = (l) => process.stderr.write(`${l}\n`)): Promise<{ path: string; docs: number; textBytes: number }> {
-  const path = join(cacheDir(), 'debian-docs.jsonl');
+  const path = join(cacheDir(), 'debian-docs-v2.jsonl');
   const summaryPath = `${path}.summary.json`;
   if (existsSync(path) && existsSync(summaryPath)) return { path, ...(JSON.parse(readFileSync(summaryPath, 'utf8')) as { docs: number; textBytes: number }) };
   const missing = missingPackages();
@@ -75,7 +76,7 @@ export async function debianDocsCorpus(log: (line: string) => void = (l) => proc
       seen.add(real);
       const rel = file.startsWith(p.root) ? file.slice(p.root.length) : file.replace(/^\/usr\/share\/doc\/[^/]+\//, '');
       const { title, text } = extractHtml(readFileSync(real, 'utf8'), rel);
-      if (text.length < MIN_TEXT_CHARS) continue;
+      if (text.length < MIN_TEXT_CHARS || text.startsWith('Redirecting to ')) continue;
       const url = p.url + rel;
       chunks.push(`${JSON.stringify({ _id: url, title, text, url })}\n`);
       if (chunks.length >= 512) out.write(chunks.splice(0).join(''));

@@ -32,11 +32,15 @@ export interface RunReport {
   docs: number;
   textBytes: number;
   buildMs: number;
+  /** CPU time of this process during the build (user + system): the build's cost on a shared machine. */
+  buildCpuMs: number;
   indexBytes: number;
   rssAfterLoad: number;
   peakRss: number;
   /** Per query, in the given order: latency of the timed pass (ms), total, and top-10 ids when judged. */
   latenciesMs: number[];
+  /** CPU time (user + system, µs resolution) of each query of the timed pass, in ms. */
+  cpuMs: number[];
   totals: number[];
   top10: Record<string, string[]>;
 }
@@ -53,25 +57,32 @@ async function main(): Promise<void> {
   const rssAfterLoad = memory().rss;
 
   const t0 = process.hrtime.bigint();
+  const c0 = process.cpuUsage();
   await engine.build(docs);
   const buildMs = Number(process.hrtime.bigint() - t0) / 1e6;
+  const c1 = process.cpuUsage(c0);
+  const buildCpuMs = (c1.user + c1.system) / 1000;
   const indexBytes = await engine.bytes();
 
   for (const { q } of queries) await engine.search(q); // warm-up pass
   const latenciesMs: number[] = [];
+  const cpuMs: number[] = [];
   const totals: number[] = [];
   const top10: Record<string, string[]> = {};
   for (const { id, q } of queries) {
+    const cpu = process.cpuUsage();
     const s = process.hrtime.bigint();
     let r = engine.search(q);
     if (r instanceof Promise) r = await r;
     latenciesMs.push(Number(process.hrtime.bigint() - s) / 1e6);
+    const used = process.cpuUsage(cpu);
+    cpuMs.push((used.user + used.system) / 1000);
     totals.push(r.total);
     if (judgedSet.has(id)) top10[id] = r.top.slice(0, 10).map((i) => docs[i]!.id);
   }
   const report: RunReport = {
-    engine: engine.name, method: engine.method, docs: docs.length, textBytes, buildMs, indexBytes,
-    rssAfterLoad, peakRss: memory().peak, latenciesMs, totals, top10,
+    engine: engine.name, method: engine.method, docs: docs.length, textBytes, buildMs, buildCpuMs, indexBytes,
+    rssAfterLoad, peakRss: memory().peak, latenciesMs, cpuMs, totals, top10,
   };
   await engine.close();
   writeFileSync(reportPath, JSON.stringify(report));

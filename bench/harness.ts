@@ -21,6 +21,8 @@ export interface EngineSummary {
   error?: string;
   report?: RunReport;
   p50: number; p95: number; p99: number; mean: number;
+  /** Percentiles of per-query CPU time: what a query costs when other processes share the cores. */
+  cpuP50: number; cpuP95: number;
   meanTotal: number;
   ndcg10?: number;
 }
@@ -44,15 +46,19 @@ export function runEngines(corpusPath: string, queries: { id: string; q: string 
       if (child.status !== 0) {
         const error = (child.stderr ?? '').trim().split('\n').slice(-6).join('\n') || `exit ${child.status ?? child.signal}`;
         log(`bench: ${engine} failed:\n${error}`);
-        out.push({ engine, ok: false, error, p50: NaN, p95: NaN, p99: NaN, mean: NaN, meanTotal: NaN });
+        out.push({ engine, ok: false, error, p50: NaN, p95: NaN, p99: NaN, mean: NaN, cpuP50: NaN, cpuP95: NaN, meanTotal: NaN });
         continue;
       }
       const report = JSON.parse(readFileSync(reportPath, 'utf8')) as RunReport;
       const sorted = [...report.latenciesMs].sort((a, b) => a - b);
       const mean = sorted.reduce((a, b) => a + b, 0) / Math.max(1, sorted.length);
       const meanTotal = report.totals.reduce((a, b) => a + b, 0) / Math.max(1, report.totals.length);
-      out.push({ engine, ok: true, report, p50: percentile(sorted, 50), p95: percentile(sorted, 95), p99: percentile(sorted, 99), mean, meanTotal });
-      log(`bench: ${engine}: build ${fmt(report.buildMs / 1000)} s, p50 ${fmt(percentile(sorted, 50), 3)} ms`);
+      const cpu = [...report.cpuMs].sort((a, b) => a - b);
+      out.push({
+        engine, ok: true, report, p50: percentile(sorted, 50), p95: percentile(sorted, 95), p99: percentile(sorted, 99), mean,
+        cpuP50: percentile(cpu, 50), cpuP95: percentile(cpu, 95), meanTotal,
+      });
+      log(`bench: ${engine}: build ${fmt(report.buildMs / 1000)} s (CPU ${fmt(report.buildCpuMs / 1000)} s), p50 ${fmt(percentile(sorted, 50), 3)} ms`);
     }
   } finally {
     rmSync(work, { recursive: true, force: true });
@@ -75,26 +81,26 @@ export function scoreRelevance(summaries: EngineSummary[], qrels: Qrels): void {
 export function formatTables(summaries: EngineSummary[], reference = 'quarry'): string {
   const lines: string[] = [];
   const withNdcg = summaries.some((s) => s.ndcg10 !== undefined);
-  lines.push(`| engine | build s | MB/s | index MB | index/text | peak RSS MB | RSS after load MB | p50 ms | p95 ms | p99 ms | mean ms | mean total |${withNdcg ? ' nDCG@10 |' : ''}`);
-  lines.push(`|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|${withNdcg ? '---:|' : ''}`);
+  lines.push(`| engine | build s (CPU s) | MB/s of CPU | index MB | index/text | peak RSS MB | RSS after load MB | p50 ms | p95 ms | p99 ms | mean ms | CPU p50 / p95 ms | mean total |${withNdcg ? ' nDCG@10 |' : ''}`);
+  lines.push(`|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|${withNdcg ? '---:|' : ''}`);
   for (const s of summaries) {
     if (!s.report) {
       lines.push(`| ${s.engine} | failed: ${s.error?.split('\n').pop()?.replace(/\|/g, '/') ?? ''} |`);
       continue;
     }
     const r = s.report;
-    lines.push(`| ${s.engine} | ${fmt(r.buildMs / 1000)} | ${fmt(r.textBytes / MB / (r.buildMs / 1000), 1)} | ${fmt(r.indexBytes / MB, 1)} | ${fmt((100 * r.indexBytes) / r.textBytes, 0)}% | ${fmt(r.peakRss / MB, 0)} | ${fmt(r.rssAfterLoad / MB, 0)} | ${fmt(s.p50, 3)} | ${fmt(s.p95, 3)} | ${fmt(s.p99, 3)} | ${fmt(s.mean, 3)} | ${fmt(s.meanTotal, 0)} |${withNdcg ? ` ${fmt(s.ndcg10 ?? NaN, 4)} |` : ''}`);
+    lines.push(`| ${s.engine} | ${fmt(r.buildMs / 1000)} (${fmt(r.buildCpuMs / 1000)}) | ${fmt(r.textBytes / 1e6 / (r.buildCpuMs / 1000), 1)} | ${fmt(r.indexBytes / MB, 1)} | ${fmt((100 * r.indexBytes) / r.textBytes, 0)}% | ${fmt(r.peakRss / MB, 0)} | ${fmt(r.rssAfterLoad / MB, 0)} | ${fmt(s.p50, 3)} | ${fmt(s.p95, 3)} | ${fmt(s.p99, 3)} | ${fmt(s.mean, 3)} | ${fmt(s.cpuP50, 2)} / ${fmt(s.cpuP95, 2)} | ${fmt(s.meanTotal, 0)} |${withNdcg ? ` ${fmt(s.ndcg10 ?? NaN, 4)} |` : ''}`);
   }
   const q = summaries.find((s) => s.engine === reference && s.report);
   if (q) {
     lines.push('');
     lines.push(`Ratios, peer ÷ ${reference} (above 1: ${reference} is faster / smaller):`);
     lines.push('');
-    lines.push('| peer | p50 | p95 | p99 | build time | index bytes | peak RSS |');
-    lines.push('|---|---:|---:|---:|---:|---:|---:|');
+    lines.push('| peer | p50 | p95 | p99 | CPU p50 | build time | build CPU | index bytes | peak RSS |');
+    lines.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
     for (const s of summaries) {
       if (s === q || !s.report || s.engine.startsWith(`${reference}+`)) continue;
-      lines.push(`| ${s.engine} | ${fmt(s.p50 / q.p50, 1)}× | ${fmt(s.p95 / q.p95, 1)}× | ${fmt(s.p99 / q.p99, 1)}× | ${fmt(s.report.buildMs / q.report!.buildMs, 2)}× | ${fmt(s.report.indexBytes / q.report!.indexBytes, 2)}× | ${fmt(s.report.peakRss / q.report!.peakRss, 2)}× |`);
+      lines.push(`| ${s.engine} | ${fmt(s.p50 / q.p50, 1)}× | ${fmt(s.p95 / q.p95, 1)}× | ${fmt(s.p99 / q.p99, 1)}× | ${fmt(s.cpuP50 / q.cpuP50, 1)}× | ${fmt(s.report.buildMs / q.report!.buildMs, 2)}× | ${fmt(s.report.buildCpuMs / q.report!.buildCpuMs, 2)}× | ${fmt(s.report.indexBytes / q.report!.indexBytes, 2)}× | ${fmt(s.report.peakRss / q.report!.peakRss, 2)}× |`);
     }
   }
   return lines.join('\n');
