@@ -68,11 +68,23 @@ export interface RunningService {
 }
 
 export async function startService(options: ServiceOptions): Promise<RunningService> {
+  const closers: (() => Promise<void> | void)[] = [];
+  try {
+    return await startServiceWith(options, closers);
+  } catch (err) {
+    // A part failed to start (port in use, bad certificate, …): close what was opened, newest first.
+    for (const c of closers.reverse()) {
+      try { await c(); } catch { /* the original error is the one to report */ }
+    }
+    throw err;
+  }
+}
+
+async function startServiceWith(options: ServiceOptions, closers: (() => Promise<void> | void)[]): Promise<RunningService> {
   const log = options.log ?? consoleLogger;
   const dataDir = resolve(options.dataDir);
   mkdirSync(dataDir, { recursive: true });
   const config = options.config ?? {};
-  const closers: (() => Promise<void> | void)[] = [];
 
   const db = openDb(join(dataDir, 'state.sqlite'));
   closers.push(() => { db.close(); });
@@ -115,6 +127,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   openapi = buildOpenApi(groups);
 
   const server = new QuarryServer({ groups, tls, policy: auth.policy, limits: options.limits ?? {}, log });
+  closers.push(() => server.drain(0));
   const host = options.host ?? '127.0.0.1';
   const address = await server.listen(options.port ?? 8443, host);
   const urlHost = host.includes(':') ? `[${host}]` : host;
@@ -122,22 +135,29 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
 
   let closed = false;
   let closing: Promise<void> | undefined;
-  const ready = (async () => {
-    const opened = await openCorpora({ dataDir, bus, config, ...(options.configDir ? { configDir: options.configDir } : {}) });
-    closers.push(() => opened.close());
+  // Opening is quick; indexing the own corpus may take a while and is stopped by close().
+  const opening = openCorpora({ dataDir, bus, config, ...(options.configDir ? { configDir: options.configDir } : {}) })
+    .then((opened) => {
+      closers.push(() => opened.close());
+      corpora = opened;
+      return opened;
+    });
+  const ready = opening.then(async (opened) => {
     if (closed) return;
-    corpora = opened;
     await opened.ensureOwnIndexed(options.onIndexProgress);
+    if (closed) throw new UnavailableError('The service stopped before the own corpus was indexed.');
     ownReady = true;
-  })();
-  ready.catch((err) => log.error('quarry: opening the corpora failed; search answers 503', err));
+  });
+  ready.catch((err) => {
+    if (!closed) log.error('quarry: opening the corpora failed; search answers 503', err);
+  });
 
   async function close(): Promise<void> {
     closing ??= (async () => {
       closed = true;
       bus.publish('shutdown', { reason: 'server stopping' });
       await server.drain();
-      await ready.catch(() => undefined);
+      await opening.catch(() => undefined);
       for (const c of closers.reverse()) {
         try { await c(); } catch (err) { log.error('quarry: error while closing', err); }
       }

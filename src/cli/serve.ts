@@ -151,11 +151,13 @@ export async function run(args: string[]): Promise<number> {
   });
 
   service.ready.then(() => {
+    if (stopping) return;
     bar.finish();
     out({ event: 'ready', ...info },
       `Quarry is ready on ${service.url}\nCertificate SHA-256 fingerprint: ${service.fingerprint256}${service.tls.selfSigned ? ` (self-signed, ${service.tls.certFile})` : ''}`);
   }, (err: unknown) => {
     bar.finish();
+    if (stopping) return;
     out({ event: 'degraded', error: String((err as Error)?.message ?? err) }, `quarry: the indexes could not be opened (${(err as Error)?.message}); search answers 503.`);
   });
 
