@@ -208,9 +208,12 @@ export function payloadToDoc(
 ): IngestDoc | string | null {
   const kind = kindOf(contentType, body);
   if (!kind) return null;
+  const uri = targetUri.replace(/^<(.*)>$/, '$1').trim();
+  // dns:, metadata: (wget's log), urn: and the like are not pages: not documents, and not malformed.
+  if (!/^https?:/i.test(uri)) return null;
   let url: string;
   try {
-    url = canonicalUrl(targetUri.replace(/^<(.*)>$/, '$1'));
+    url = canonicalUrl(uri);
   } catch (err) {
     return (err as Error).message.replace(/\.$/, '');
   }

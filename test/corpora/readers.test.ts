@@ -100,7 +100,8 @@ function sampleRecords(): Buffer[] {
     warcRecord('response', { 'WARC-Target-URI': 'http://example.org/missing', ...http },
       httpResponse('404 Not Found', { 'Content-Type': 'text/html' }, '<p>not here</p>')),
     warcRecord('resource', { 'WARC-Target-URI': 'https://example.net/page', 'Content-Type': 'text/html' }, '<title>Resource</title><p>stored as is</p>'),
-    warcRecord('response', { 'WARC-Target-URI': 'not a url', ...http }, httpResponse('200 OK', { 'Content-Type': 'text/html' }, '<p>x</p>')),
+    warcRecord('response', { 'WARC-Target-URI': 'http://bad host/', ...http }, httpResponse('200 OK', { 'Content-Type': 'text/html' }, '<p>x</p>')),
+    warcRecord('resource', { 'WARC-Target-URI': 'metadata://gnu.org/software/wget/warc/wget.log', 'Content-Type': 'text/plain' }, 'a crawl log'),
     warcRecord('metadata', { 'WARC-Target-URI': 'https://example.com/', 'Content-Type': 'application/warc-fields' }, 'outlinks: x\r\n'),
   ];
 }
