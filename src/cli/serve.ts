@@ -5,8 +5,8 @@
  * (`{"event":"listening",…}`, then `{"event":"ready",…}` once the corpora are open), which is what tests
  * and scripts parse. Options override environment variables, which override defaults.
  */
-import { parseArgs } from 'node:util';
 import { dirname, resolve } from 'node:path';
+import { parseCommandArgs, runCommand, UsageError } from './command.js';
 import { startService, readConfigFile, type IndexProgress, type RunningService } from '../service.js';
 import type { ServerLimits } from '../http/limits.js';
 
@@ -26,7 +26,7 @@ const HELP = `usage: quarry serve [options]
 
 function intOption(name: string, raw: string | undefined): number | undefined {
   if (raw === undefined || raw === '') return undefined;
-  if (!/^[0-9]+$/.test(raw)) throw new Error(`${name} must be a whole number ≥ 0, got ${JSON.stringify(raw)}.`);
+  if (!/^[0-9]+$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw new UsageError(`${name} must be a whole number ≥ 0, got ${JSON.stringify(raw)}.`);
   return Number(raw);
 }
 
@@ -63,17 +63,22 @@ class ProgressBar {
   }
 }
 
-export async function run(args: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      port: { type: 'string' }, host: { type: 'string' }, data: { type: 'string' },
-      cert: { type: 'string' }, key: { type: 'string' }, config: { type: 'string' },
-      'rate-limit': { type: 'string' }, 'rate-burst': { type: 'string' }, 'drain-timeout': { type: 'string' },
-      json: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false },
-    },
-    allowPositionals: false,
+export function run(args: string[]): Promise<number> {
+  let json = args.includes('--json');
+  return runCommand('serve', HELP, () => json, async () => {
+    const code = await serve(args);
+    json = false;
+    return code;
   });
+}
+
+async function serve(args: string[]): Promise<number> {
+  const { values } = parseCommandArgs(args, {
+    port: { type: 'string' }, host: { type: 'string' }, data: { type: 'string' },
+    cert: { type: 'string' }, key: { type: 'string' }, config: { type: 'string' },
+    'rate-limit': { type: 'string' }, 'rate-burst': { type: 'string' }, 'drain-timeout': { type: 'string' },
+    json: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false },
+  }, false);
   if (values.help) {
     console.log(HELP);
     return 0;
@@ -97,7 +102,7 @@ export async function run(args: string[]): Promise<number> {
   if (drain !== undefined) limits.drainTimeoutMs = drain * 1000;
 
   const port = intOption('--port', values.port ?? env.QUARRY_PORT) ?? (typeof serverConfig.port === 'number' ? serverConfig.port : 8443);
-  if (port > 65535) throw new Error(`--port must be at most 65535, got ${port}.`);
+  if (port > 65535) throw new UsageError(`--port must be at most 65535, got ${port}.`);
   const host = values.host ?? env.QUARRY_HOST ?? (typeof serverConfig.host === 'string' ? serverConfig.host : '127.0.0.1');
   const dataDir = resolve(values.data ?? env.QUARRY_DATA ?? 'data');
   // Paths from the configuration file are relative to it; paths on the command line to the working directory.
@@ -105,6 +110,7 @@ export async function run(args: string[]): Promise<number> {
   const fromConfig = (v: unknown) => (typeof v === 'string' ? resolve(configDir, v) : undefined);
   const certFile = values.cert !== undefined ? resolve(values.cert) : fromConfig(serverConfig.cert);
   const keyFile = values.key !== undefined ? resolve(values.key) : fromConfig(serverConfig.key);
+  if ((certFile === undefined) !== (keyFile === undefined)) throw new UsageError('Give both --cert and --key, or neither.');
 
   const bar = new ProgressBar(!json && process.stderr.isTTY === true);
   const service: RunningService = await startService({
