@@ -30,7 +30,7 @@ import type { Snapshot } from './snapshot.js';
  * postings number at least this fraction of the segment's documents: the counting pass must decode them
  * all anyway, and scoring them on the way costs less than a pruned pass after it (bench/query-loop.ts).
  */
-export const ACCUMULATE_DENSITY = 0.25;
+export const ACCUMULATE_DENSITY = 0.05;
 
 /** A `site:` filter leads the walk instead of filtering MaxScore's candidates when it is this much cheaper. */
 export const SITE_LEAD_RATIO = 8;
