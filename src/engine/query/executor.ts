@@ -201,7 +201,8 @@ function leaderWalk(
   if (needShould) required.push(o.should.length === 1 ? o.should[0]!.it : new UnionIterator(o.should.map((c) => c.it)));
   const leader = conjunction(required);
   if (!leader) return 0;
-  const bm25 = snap.bm25;
+  const round = snap.bm25.round;
+  const norms = collector ? snap.norms(seg) : undefined;
   const weights = weight.weights;
   let count = 0;
   for (let doc = leader.nextDoc(); doc !== NO_MORE_DOCS; doc = leader.nextDoc()) {
@@ -212,13 +213,15 @@ function leaderWalk(
     count++;
     if (!collector) continue;
     const stamp = (stampCounter = (stampCounter + 1) | 0);
-    const dl = seg.length(doc);
+    const norm = norms![doc]!;
     let score = 0;
     const add = (c: OpenClause) => {
       for (const t of c.terms) {
         if (t.id < 0 || stamps[t.id] === stamp) continue;
         stamps[t.id] = stamp;
-        score += bm25.score(weights[t.id]!, t.cursor.freq(), dl);
+        const tf = t.cursor.freq();
+        const s = (weights[t.id]! * tf) / (tf + norm); // rank/bm25.ts Bm25.score, with norm(dl) from the table
+        score += round ? Math.round(s) : s;
       }
     };
     for (const c of o.must) add(c);
