@@ -1,5 +1,5 @@
 /**
- * Top-k *and* exact count of a disjunction of terms in one pass, by accumulation over windows of doc
+ * Top-k *and* exact count of a query of terms (optional ones, or required ones plus optional ones) in one pass, by accumulation over windows of doc
  * numbers (term-at-a-time within a window, as Lucene's BooleanScorer): every posting of every term adds
  * its integer contribution to a per-window score array and sets a bit in a per-window match bitset; the
  * bitset is then intersected with the live documents and `site:` filters and cleared of exclusions, its
@@ -12,7 +12,7 @@
  * MaxScore's candidate loop after it. When the union is sparse, MaxScore plus the bitset count wins.
  * `executor.ts` chooses (ACCUMULATE_DENSITY); both give identical answers (the property tests run both).
  */
-import { NO_MORE_DOCS, type SegmentReader } from '../index/types.js';
+import { NO_MORE_DOCS, type PostingsCursor, type SegmentReader } from '../index/types.js';
 import type { Bm25 } from '../rank/bm25.js';
 import type { TopK } from './collector.js';
 import type { DocIterator } from './iterators.js';
@@ -45,66 +45,99 @@ function markWindow(it: DocIterator, mask: Uint32Array, base: number, end: numbe
   }
 }
 
+/** Adds every posting of `c` in [base, end) to the window: its contribution to `scores` (when scoring) and its bit. */
+function accumulateWindow(
+  c: PostingsCursor, w: number, base: number, end: number, bits: Uint32Array, scores: Float64Array | undefined,
+  norms: Float64Array, round: boolean,
+): void {
+  let d = c.doc();
+  if (d < base) d = c.advance(base);
+  if (scores) {
+    while (d < end) {
+      const o = d - base;
+      const tf = c.freq();
+      const s = (w * tf) / (tf + norms[d]!); // rank/bm25.ts Bm25.score, with norm(dl) from the table
+      scores[o] += round ? Math.round(s) : s;
+      bits[o >>> 5]! |= 1 << (o & 31);
+      d = c.nextDoc();
+    }
+  } else {
+    while (d < end) {
+      const o = d - base;
+      bits[o >>> 5]! |= 1 << (o & 31);
+      d = c.nextDoc();
+    }
+  }
+}
+
 /**
- * Counts the live documents of `seg` that match any scorer's term, every filter and no exclusion, and
- * offers each of them with its exact score to `collector` (when given). Returns the count.
+ * Counts the live documents of `seg` that match every `required` term (or, with none required, any
+ * `optional` one), every filter and no exclusion, and offers each with its exact score — the sum over the
+ * required terms and the optional terms it contains — to `collector` (when given). Returns the count.
  */
-export function accumulateDisjunction(
-  seg: SegmentReader, scorers: TermScorer[], filters: DocIterator[], exclusions: DocIterator[],
+export function accumulateTerms(
+  seg: SegmentReader, required: TermScorer[], optional: TermScorer[], filters: DocIterator[], exclusions: DocIterator[],
   live: Uint32Array | undefined, collector: TopK | undefined, bm25: Bm25, norms: Float64Array,
 ): number {
   const W = ACCUMULATE_WINDOW;
   const words = W >>> 5;
-  const scores = SCORES;
+  const scores = collector ? SCORES : undefined;
   const bits = BITS;
-  const mask = filters.length > 0 ? MASK : undefined;
+  const mask = MASK;
   const round = bm25.round;
-  const n = scorers.length;
-  const cursors = scorers.map((s) => s.cursor);
-  const weights = Float64Array.from(scorers, (s) => s.weight);
+  const nr = required.length;
+  // count-only with required terms: the optional ones neither filter nor need scoring
+  const opt = nr > 0 && !collector ? [] : optional;
   let count = 0;
 
   for (let base = 0; base < seg.maxDoc; base += W) {
     const end = Math.min(base + W, seg.maxDoc);
-    let any = false;
-    let next = NO_MORE_DOCS;
-    for (let i = 0; i < n; i++) {
-      const c = cursors[i]!;
+    // Where is the next posting that can matter? Required terms: the window is empty unless every one has
+    // a posting in it, and the next candidate window is the furthest of their next postings.
+    let next = nr > 0 ? -1 : NO_MORE_DOCS;
+    let skip = false;
+    for (let i = 0; i < nr; i++) {
+      const c = required[i]!.cursor;
       let d = c.doc();
       if (d < base) d = c.advance(base);
-      if (d >= end) { if (d < next) next = d; continue; }
-      if (!any) { any = true; bits.fill(0); if (collector) scores.fill(0); }
-      const w = weights[i]!;
-      if (collector) {
-        while (d < end) {
-          const o = d - base;
-          const tf = c.freq();
-          const s = (w * tf) / (tf + norms[d]!);
-          scores[o] += round ? Math.round(s) : s;
-          bits[o >>> 5]! |= 1 << (o & 31);
-          d = c.nextDoc();
-        }
-      } else {
-        while (d < end) {
-          const o = d - base;
-          bits[o >>> 5]! |= 1 << (o & 31);
-          d = c.nextDoc();
-        }
-      }
-      if (d < next) next = d;
+      if (d >= end) { skip = true; if (d > next) next = d; }
     }
-    if (!any) {
+    if (!skip && nr === 0) {
+      skip = true;
+      for (const o of opt) {
+        const c = o.cursor;
+        let d = c.doc();
+        if (d < base) d = c.advance(base);
+        if (d < end) { skip = false; break; }
+        if (d < next) next = d;
+      }
+    }
+    if (skip) {
       if (next === NO_MORE_DOCS) break;
-      // jump to the window holding the next posting
-      base = Math.floor(next / W) * W - W;
+      base = Math.floor(next / W) * W - W; // jump to the window holding the next candidate
       continue;
     }
-    if (mask) {
-      for (const f of filters) {
-        mask.fill(0);
-        markWindow(f, mask, base, end);
-        for (let i = 0; i < words; i++) bits[i]! &= mask[i]!;
+    bits.fill(0);
+    if (scores) scores.fill(0);
+    if (nr > 0) {
+      // bits = AND of the required terms' window bitsets; scores summed on the way
+      for (let i = 0; i < nr; i++) {
+        const target = i === 0 ? bits : mask;
+        if (i > 0) mask.fill(0);
+        accumulateWindow(required[i]!.cursor, required[i]!.weight, base, end, target, scores, norms, round);
+        if (i > 0) for (let k = 0; k < words; k++) bits[k]! &= mask[k]!;
       }
+      for (const o of opt) {
+        // optional terms only score here: their bits (into the scratch mask) are not kept
+        accumulateWindow(o.cursor, o.weight, base, end, mask, scores, norms, round);
+      }
+    } else {
+      for (const o of opt) accumulateWindow(o.cursor, o.weight, base, end, bits, scores, norms, round);
+    }
+    for (const f of filters) {
+      mask.fill(0);
+      markWindow(f, mask, base, end);
+      for (let i = 0; i < words; i++) bits[i]! &= mask[i]!;
     }
     for (const x of exclusions) {
       let d = x.doc();
@@ -127,7 +160,7 @@ export function accumulateDisjunction(
         const bit = 31 - Math.clz32(word & -word);
         word &= word - 1;
         const o = (i << 5) | bit;
-        const score = scores[o]!;
+        const score = scores![o]!;
         if (score >= collector.minCompetitive) collector.offer(score, seg, base + o);
       }
     }

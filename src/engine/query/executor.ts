@@ -2,6 +2,8 @@
  * Executes a logical query over a snapshot: binds it (the Weight: one BM25 weight per distinct scoring
  * term, from global statistics) and walks each segment with the cheapest plan that gives the same answer:
  *
+ * - **terms only, with required ones**, when even the most selective required iterator is dense:
+ *   windowed accumulation (`accumulate.ts`), an AND of window bitsets;
  * - **disjunction** (no required term/phrase, only optional terms — free-text queries):
  *   - dense (postings ≥ ACCUMULATE_DENSITY × segment size): windowed accumulation (`accumulate.ts`), the
  *     top k and the exact `total` in the one pass that counting needs anyway;
@@ -16,7 +18,7 @@
  */
 import { NO_MORE_DOCS, SITE_TERM_PREFIX, type PostingsCursor, type SegmentReader } from '../index/types.js';
 import { TopK, type CollectedHit } from './collector.js';
-import { accumulateDisjunction } from './accumulate.js';
+import { accumulateTerms } from './accumulate.js';
 import { countDisjunction } from './count.js';
 import {
   PhraseIterator, TermIterator, UnionIterator, conjunction, matchesAt, type DocIterator,
@@ -161,16 +163,27 @@ function executeSegment(
 ): number {
   const opened = open(seg, q, weight);
   if (!opened) return 0;
-  const pureDisjunction = q.must.length === 0 && opened.should.length > 0 && q.should.every((n) => n.kind === 'term');
-  if (pureDisjunction) {
+  const scorersOf = (clauses: OpenClause[]): TermScorer[] =>
+    clauses.map((c) => ({ cursor: c.terms[0]!.cursor, weight: weight.weights[c.terms[0]!.id]! }));
+  const siteCost = opened.siteFilters.reduce((m, f) => Math.min(m, f.cost), Infinity);
+  const termsOnly = q.must.every((n) => n.kind === 'term') && q.should.every((n) => n.kind === 'term');
+  const dense = (cost: number) => cost >= seg.maxDoc * ACCUMULATE_DENSITY;
+
+  if (termsOnly && q.must.length > 0) {
+    // required terms: accumulate only when even the most selective required iterator is dense — a
+    // sparse one leads the walk far more cheaply than decoding every posting
+    const leaderCost = Math.min(siteCost, ...opened.must.map((c) => c.it.cost));
+    if (snap.plan === 'accumulate' || (snap.plan === 'auto' && dense(leaderCost))) {
+      return accumulateTerms(seg, scorersOf(opened.must), scorersOf(opened.should), opened.siteFilters, opened.exclusions,
+        snap.liveBits(seg), collector, snap.bm25, snap.norms(seg));
+    }
+  } else if (termsOnly && opened.should.length > 0) {
     let shouldCost = 0;
     for (const c of opened.should) shouldCost += c.it.cost;
-    const siteCost = opened.siteFilters.reduce((m, f) => Math.min(m, f.cost), Infinity);
     if (siteCost * SITE_LEAD_RATIO >= shouldCost) {
-      const scorersOf = (o: Opened): TermScorer[] => o.should.map((c) => ({ cursor: c.terms[0]!.cursor, weight: weight.weights[c.terms[0]!.id]! }));
-      const dense = shouldCost >= seg.maxDoc * ACCUMULATE_DENSITY;
-      if (snap.plan === 'accumulate' || (snap.plan === 'auto' && dense)) {
-        return accumulateDisjunction(seg, scorersOf(opened), opened.siteFilters, opened.exclusions, snap.liveBits(seg), collector, snap.bm25, snap.norms(seg));
+      if (snap.plan === 'accumulate' || (snap.plan === 'auto' && dense(shouldCost))) {
+        return accumulateTerms(seg, [], scorersOf(opened.should), opened.siteFilters, opened.exclusions,
+          snap.liveBits(seg), collector, snap.bm25, snap.norms(seg));
       }
       // counting consumes its own iterators; the top-k pass gets fresh ones
       const total = countDisjunction(seg, opened.should.map((c) => c.it), opened.siteFilters, opened.exclusions, snap.liveBits(seg));
@@ -183,7 +196,7 @@ function executeSegment(
           for (const e of fresh.exclusions) if (matchesAt(e, doc)) return false;
           return true;
         };
-        topKDisjunction(seg, scorersOf(fresh), accept, collector, snap.bm25, snap.norms(seg));
+        topKDisjunction(seg, scorersOf(fresh.should), accept, collector, snap.bm25, snap.norms(seg));
       }
       return total;
     }
@@ -204,6 +217,8 @@ function leaderWalk(
   const round = snap.bm25.round;
   const norms = collector ? snap.norms(seg) : undefined;
   const weights = weight.weights;
+  const nMust = o.must.length;
+  const nShould = o.should.length;
   let count = 0;
   for (let doc = leader.nextDoc(); doc !== NO_MORE_DOCS; doc = leader.nextDoc()) {
     if (!seg.isLive(doc)) continue;
@@ -215,17 +230,17 @@ function leaderWalk(
     const stamp = (stampCounter = (stampCounter + 1) | 0);
     const norm = norms![doc]!;
     let score = 0;
-    const add = (c: OpenClause) => {
+    for (let ci = 0; ci < nMust + nShould; ci++) {
+      const c = ci < nMust ? o.must[ci]! : o.should[ci - nMust]!;
+      if (ci >= nMust && !matchesAt(c.it, doc)) continue;
       for (const t of c.terms) {
-        if (t.id < 0 || stamps[t.id] === stamp) continue;
+        if (t.id < 0 || stamps[t.id] === stamp) continue; // a term of several matched clauses counts once
         stamps[t.id] = stamp;
         const tf = t.cursor.freq();
         const s = (weights[t.id]! * tf) / (tf + norm); // rank/bm25.ts Bm25.score, with norm(dl) from the table
         score += round ? Math.round(s) : s;
       }
-    };
-    for (const c of o.must) add(c);
-    for (const c of o.should) if (matchesAt(c.it, doc)) add(c);
+    }
     collector.offer(score, seg, doc);
   }
   return count;
