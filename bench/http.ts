@@ -1,6 +1,6 @@
 /**
  * `npm run bench:http [-- <BEIR dir | corpus.jsonl>] [--duration S] [--connections 1,8,32,128]
- *  [--threads N] [--inproc S] [--record]`
+ *  [--threads N] [--inproc S] [--floor S] [--record]`
  *
  * The service's search throughput over HTTPS against the engine's own, in one run on one machine:
  *   1. imports the collection (default: SciFact from ../shared/data when present) into the `web` corpus of
@@ -11,7 +11,8 @@
  *   3. starts the real server (`quarry serve --json`, rate limit off) on that data directory;
  *   4. runs Debian's `wrk` against `GET /api/search?scope=web&q=…` over TLS on loopback at each connection
  *      count, rotating over the same query mix (wrk speaks HTTP/1.1), after a warm-up run;
- *   5. prints requests/s, latency percentiles, non-2xx responses and socket errors, and the ratio of HTTP
+ *   5. runs wrk once more with a query that matches nothing: the cost of the HTTP layer alone;
+ *   6. prints requests/s, latency percentiles, non-2xx responses and socket errors, and the ratio of HTTP
  *      throughput to in-process throughput; `--record` writes the section into docs/benchmarks.md.
  *
  * Queries: the collection's own queries in plain OR form (bench/dataset.ts `plainQuery`, the rule the
@@ -35,6 +36,15 @@ import { parseWrkOutput, rotationScript, type WrkResult } from './wrk.js';
 const AIM = { connections: 32, minRatio: 0.6, maxP99Ms: 25 };
 /** A JSONL line longer than this is skipped by the import (BEIR lines are a few KiB). */
 const MAX_LINE_BYTES = 16 * 1024 * 1024;
+/** A one-word query no corpus holds, shorter than 4 letters so no spelling correction is tried: the search ends at the dictionary lookup. */
+const FLOOR_QUERY = 'qzx';
+/**
+ * The service configuration of the run: no own-corpus sources, so the server starts without indexing
+ * the repository's docs and man pages (the benchmark searches only the `web` corpus).
+ */
+const CONFIG = { corpora: { own: { docs: null, site: null, library: null } } };
+/** A cheap request answered within this many ms means the server is idle again. */
+const SETTLED_MS = 50;
 const SECTION_START = '<!-- bench:http:start -->';
 const SECTION_END = '<!-- bench:http:end -->';
 
@@ -48,13 +58,15 @@ interface Options {
   durationS: number;
   warmupS: number;
   inprocS: number;
+  /** Seconds of the HTTP-layer-only run (a query matching nothing); 0 skips it. */
+  floorS: number;
   connections: number[];
   threads: number;
   record: boolean;
 }
 
 function options(): Options {
-  const valued = new Set(['duration', 'connections', 'threads', 'inproc', 'warmup']);
+  const valued = new Set(['duration', 'connections', 'threads', 'inproc', 'warmup', 'floor']);
   const argv = process.argv.slice(2);
   const positional = argv.filter((a, i) => !a.startsWith('--') && !(i > 0 && valued.has(argv[i - 1]!.slice(2))));
   const path = positional[0] ?? defaultCollectionPath('scifact');
@@ -64,6 +76,7 @@ function options(): Options {
     durationS: Number(arg('duration') ?? 10),
     warmupS: Number(arg('warmup') ?? 3),
     inprocS: Number(arg('inproc') ?? 5),
+    floorS: Number(arg('floor') ?? 5),
     connections: (arg('connections') ?? '1,8,32,128').split(',').map(Number),
     threads: Number(arg('threads') ?? 1),
     record: process.argv.includes('--record'),
@@ -78,7 +91,7 @@ function log(message: string): void {
 async function importCollection(dataDir: string, path: string): Promise<{ docs: number; seconds: number }> {
   const file = statSync(path).isDirectory() ? join(path, 'corpus.jsonl') : path;
   const started = performance.now();
-  const corpora = await openCorpora({ dataDir });
+  const corpora = await openCorpora({ dataDir, config: CONFIG });
   try {
     const report = await corpora.ingest('web', readJsonl(file, { maxLineBytes: MAX_LINE_BYTES }), { phase: 'importing' });
     return { docs: report.docs, seconds: (performance.now() - started) / 1000 };
@@ -91,7 +104,7 @@ interface InProcess { qps: number; p50Ms: number; p99Ms: number; searches: numbe
 
 /** Step 2: the engine alone, one thread, the handler's search options. */
 async function measureInProcess(dataDir: string, queries: readonly string[], seconds: number): Promise<InProcess> {
-  const corpora = await openCorpora({ dataDir });
+  const corpora = await openCorpora({ dataDir, config: CONFIG });
   try {
     const searcher = corpora.searcher('web');
     const run = (q: string) => searcher.search(q, { page: 0, pageSize: 20, snippets: true });
@@ -118,7 +131,9 @@ interface Server { child: ChildProcess; url: string; ca: Buffer; stop(): Promise
 
 /** Step 3: the real server, as `npm start` runs it, on the benchmark's data directory. */
 async function startServer(dataDir: string): Promise<Server> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--json', '--data', dataDir, '--port', '0', '--rate-limit', '0'], {
+  const configFile = join(dataDir, 'bench-config.json');
+  writeFileSync(configFile, JSON.stringify(CONFIG));
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--json', '--data', dataDir, '--config', configFile, '--port', '0', '--rate-limit', '0'], {
     cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, QUARRY_PORT: '0' },
   });
   let stderr = '';
@@ -159,6 +174,19 @@ function httpsGet(url: string, ca: Buffer): Promise<{ status: number; body: stri
   });
 }
 
+/**
+ * Waits until the server has worked off what the previous wrk run left in flight (wrk stops sending at
+ * its deadline, but the server still answers every request it accepted): a cheap request must come back
+ * fast before the next run starts, so that no run pays for its predecessor's backlog.
+ */
+async function settle(server: Server, cheapPath: string): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    const t0 = performance.now();
+    await httpsGet(server.url + cheapPath, server.ca);
+    if (performance.now() - t0 < SETTLED_MS) return;
+  }
+}
+
 function wrk(url: string, script: string, connections: number, threads: number, seconds: number): WrkResult {
   const t = Math.max(1, Math.min(threads, connections));
   const r = spawnSync('wrk', [`-t${t}`, `-c${connections}`, `-d${seconds}s`, '--latency', '--timeout', '10s', '-s', script, url], {
@@ -174,7 +202,7 @@ function machine(): string {
   return `node ${process.version}, ${cpus()[0]?.model ?? '?'} × ${cpus().length}, ${Math.round(totalmem() / 2 ** 30)} GiB, ${wrkVersion}`;
 }
 
-function section(o: Options, name: string, docs: number, queries: number, inproc: InProcess, rows: WrkResult[], load: { before: number; after: number }): string {
+function section(o: Options, name: string, docs: number, queries: number, inproc: InProcess, rows: WrkResult[], load: { before: number; after: number }, floor: WrkResult | undefined): string {
   const aimRow = rows.find((r) => r.connections === AIM.connections);
   const lines = [
     SECTION_START,
@@ -197,6 +225,11 @@ function section(o: Options, name: string, docs: number, queries: number, inproc
     }),
     '',
   ];
+  if (floor) {
+    lines.push(`The HTTP layer alone (a query that matches nothing, so the engine does almost no work; ${floor.connections} connections): `
+      + `${fmt(floor.requestsPerSecond, 0)} requests/s, p50 ${fmt(floor.latencyMs.p50)} ms, p99 ${fmt(floor.latencyMs.p99)} ms, non-2xx ${floor.non2xx} — `
+      + `so the layer costs at most ${fmt(1000 / floor.requestsPerSecond, 3)} ms of the server's single thread per request.`, '');
+  }
   if (aimRow) {
     const ratio = aimRow.requestsPerSecond / inproc.qps;
     const met = ratio >= AIM.minRatio && aimRow.latencyMs.p99 < AIM.maxP99Ms;
@@ -246,9 +279,17 @@ async function main(): Promise<void> {
     const script = join(dataDir, 'rotation.lua');
     writeFileSync(script, rotationScript(paths));
 
+    // The floor first, on an idle server: TLS, HTTP, routing, JSON and the handler, with a search that
+    // finds nothing at once.
+    const floorScript = join(dataDir, 'floor.lua');
+    writeFileSync(floorScript, rotationScript([`/api/search?scope=web&q=${FLOOR_QUERY}`]));
+    const floor = o.floorS > 0 ? wrk(server.url, floorScript, AIM.connections, o.threads, o.floorS) : undefined;
+    if (floor) log(`HTTP layer alone: ${fmt(floor.requestsPerSecond, 0)} requests/s, p99 ${fmt(floor.latencyMs.p99)} ms`);
+
     if (o.warmupS > 0) wrk(server.url, script, 8, o.threads, o.warmupS);
     const rows: WrkResult[] = [];
     for (const c of o.connections) {
+      await settle(server, `/api/search?scope=web&q=${FLOOR_QUERY}`);
       const r = wrk(server.url, script, c, o.threads, o.durationS);
       rows.push(r);
       log(`${c} connections: ${fmt(r.requestsPerSecond, 0)} requests/s, p50 ${fmt(r.latencyMs.p50)} ms, p99 ${fmt(r.latencyMs.p99)} ms, non-2xx ${r.non2xx}`);
@@ -257,7 +298,7 @@ async function main(): Promise<void> {
     server = undefined;
     if (code !== 0) log(`warning: the server exited with ${code} on SIGTERM`);
 
-    const text = section(o, collection.name, imported.docs, queries.length, inproc, rows, { before: loadBefore, after: loadavg()[0]! });
+    const text = section(o, collection.name, imported.docs, queries.length, inproc, rows, { before: loadBefore, after: loadavg()[0]! }, floor);
     console.log(text);
     if (o.record) log(`recorded in ${record(text)}`);
     const bad = rows.filter((r) => r.non2xx > 0);
