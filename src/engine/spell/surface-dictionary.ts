@@ -248,19 +248,14 @@ export class SurfaceDictionary {
   private reversedForms(): { forms: string[]; index: Int32Array } {
     if (this.reversed === undefined) {
       const n = this.forms.length;
-      // tag each reversed form with its index after a NUL, which sorts below every other code unit, so
-      // the default (code-unit) string sort orders the tagged strings as the reversed forms themselves
-      const tagged = new Array<string>(n);
-      for (let i = 0; i < n; i++) tagged[i] = `${reverse(this.forms[i]!)}\u0000${i}`;
-      tagged.sort();
-      const forms = new Array<string>(n);
+      const rev = new Array<string>(n);
+      for (let i = 0; i < n; i++) rev[i] = reverse(this.forms[i]!);
+      // sorting indices (a typed array, so no boxing) beat sorting tagged strings and mapping back
       const index = new Int32Array(n);
-      for (let k = 0; k < n; k++) {
-        const t = tagged[k]!;
-        const sep = t.lastIndexOf('\u0000');
-        forms[k] = t.slice(0, sep);
-        index[k] = Number(t.slice(sep + 1));
-      }
+      for (let i = 0; i < n; i++) index[i] = i;
+      index.sort((x, y) => (rev[x]! < rev[y]! ? -1 : rev[x]! > rev[y]! ? 1 : 0));
+      const forms = new Array<string>(n);
+      for (let k = 0; k < n; k++) forms[k] = rev[index[k]!]!;
       this.reversed = { forms, index };
     }
     return this.reversed;
