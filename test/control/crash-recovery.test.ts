@@ -15,6 +15,7 @@ import { mintCap, prepare, startControlServer } from './server-support.js';
 import { kindOf, versionInput } from './support.js';
 
 const ROUNDS = Number(process.env.QUARRY_CRASH_ROUNDS ?? 30);
+/** Three static targets, then three services (aimed rounds pick from the services). */
 const POOL = ['sites', 'writer', 'survey', 'gengw', 'relate', 'hubgw'];
 
 /** A small seeded PRNG so a failing run can be replayed with QUARRY_CRASH_SEED. */
@@ -131,11 +132,13 @@ test(`SIGKILL at random moments, ${ROUNDS} times: every invariant holds after ea
           break;
         }
         // Work on a few targets of the pool: a new input, then build → stage → deploy (sometimes rollback).
-        const picked = POOL.filter(() => rnd() < 0.5).slice(0, 4);
+        // Every third round aims at a promotion of a service (the slow kind: start, then health check).
+        const aimed = round % 3 === 0;
+        const picked = aimed ? [POOL[3 + Math.floor(rnd() * 3)]!] : POOL.filter(() => rnd() < 0.5).slice(0, 4);
         const chains = picked.map(async (t) => {
           const { file, edit } = versionInput(kindOf(s.repo, t));
           const p = join(s.repo, 'deploy', 'targets', t, file);
-          if (rnd() < 0.7) { const { writeFileSync } = await import('node:fs'); writeFileSync(p, edit(readFileSync(p, 'utf8')).replace(/$/, `\n<!-- round ${round} -->`.repeat(file.endsWith('.md') ? 1 : 0))); }
+          if (aimed || rnd() < 0.7) { const { writeFileSync } = await import('node:fs'); writeFileSync(p, edit(readFileSync(p, 'utf8')).replace(/$/, `\n<!-- round ${round} -->`.repeat(file.endsWith('.md') ? 1 : 0))); }
           const step = async (path: string, body: Record<string, unknown>): Promise<Record<string, any> | undefined> => {
             const r = await c.post(path, body);
             if (r.status !== 202) return undefined;
@@ -153,8 +156,16 @@ test(`SIGKILL at random moments, ${ROUNDS} times: every invariant holds after ea
           const d = await step('/api/deploy', { target: t, version: b.version });
           if (d?.state === 'succeeded' && rnd() < 0.3) await step('/api/rollback', { target: t, to: 'previous' });
         }).map((p) => p.catch(() => undefined));
-        await new Promise((res) => setTimeout(res, 50 + rnd() * 1200));
         const open = new Database(join(s.dataDir, 'state.sqlite'), { readonly: true });
+        if (aimed) {
+          // Kill while the deploy or rollback is running (pointer switched, health check pending), or
+          // give up after 8 s.
+          const running = open.prepare(`SELECT COUNT(*) AS n FROM control_ops WHERE kind IN ('deploy', 'rollback') AND state = 'running'`);
+          for (let i = 0; i < 800 && (running.get() as { n: number }).n === 0; i++) await new Promise((res) => setTimeout(res, 10));
+          await new Promise((res) => setTimeout(res, rnd() * 60));
+        } else {
+          await new Promise((res) => setTimeout(res, 50 + rnd() * 900));
+        }
         sawInFlight += (open.prepare(`SELECT COUNT(*) AS n FROM control_ops WHERE state IN ('queued', 'running')`).get() as { n: number }).n;
         open.close();
       } finally {
@@ -165,6 +176,7 @@ test(`SIGKILL at random moments, ${ROUNDS} times: every invariant holds after ea
     t.diagnostic(`seed ${seed}: interrupted operations by kind ${JSON.stringify(interruptedKinds)}`);
     assert.ok(sawInFlight > 0, `some kills landed during operations (seed ${seed})`);
     assert.ok(interrupted > 0, `some operations were interrupted and marked failed (seed ${seed})`);
+    assert.ok((interruptedKinds.deploy ?? 0) + (interruptedKinds.rollback ?? 0) > 0, `some promotions were interrupted (seed ${seed})`);
   } finally {
     for (const p of services(control)) { try { process.kill(p.pid, 'SIGKILL'); } catch { /* gone */ } }
     rmSync(dir, { recursive: true, force: true });
