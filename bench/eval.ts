@@ -87,14 +87,14 @@ async function main(): Promise<void> {
     let differ = 0;
     for (const { id } of queries) if (JSON.stringify(q.positions.get(id)) !== JSON.stringify(intPositions.get(id))) differ++;
     console.log('');
-    console.log(`integer − float nDCG@10: ${(qEval.ndcg10 - qFloat.ndcg10).toFixed(4)} (engine's float mode), ${(qEval.ndcg10 - floatEval.ndcg10).toFixed(4)} (reference); budget −0.003`);
+    console.log(`integer − float nDCG@10: ${(qEval.ndcg10 - qFloat.ndcg10).toFixed(5)} (engine's float mode), ${(qEval.ndcg10 - floatEval.ndcg10).toFixed(5)} (independent reference); budget −0.003`);
     console.log(`queries whose top ${DEPTH} differs between Quarry and the integer reference: ${differ} of ${queries.length}`);
     console.log(`Quarry build ${(q.buildMs / 1000).toFixed(2)} s; ${queries.length} queries × top ${DEPTH} (integer) in ${(q.ms / 1000).toFixed(2)} s`);
   } else {
     console.log(line('reference BM25, floating point', floatEval));
     console.log(line('reference BM25, contract integer rounding', intEval));
     console.log('');
-    console.log(`integer − float nDCG@10: ${(intEval.ndcg10 - floatEval.ndcg10).toFixed(4)}`);
+    console.log(`integer − float nDCG@10: ${(intEval.ndcg10 - floatEval.ndcg10).toFixed(5)}`);
   }
 }
 
