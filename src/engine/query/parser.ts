@@ -40,6 +40,8 @@ export interface TermClause extends ClauseBase {
   terms: string[];
   /** Folded, unstemmed forms, parallel to `terms`. */
   surfaces: string[];
+  /** [start, end) offsets in `q` of each token, parallel to `terms` (a rewrite keeps the punctuation around it). */
+  spans: [number, number][];
 }
 export interface PhraseClause extends ClauseBase {
   kind: 'phrase';
@@ -128,7 +130,10 @@ export function parseQuery(q: unknown): ParsedQuery {
     written++;
     const tokens = analyze(word);
     if (tokens.length > 0) {
-      clauses.push({ kind: 'term', occur, start, end: i, raw: word, terms: tokens.map((t) => t.term), surfaces: tokens.map((t) => t.surface) });
+      clauses.push({
+        kind: 'term', occur, start, end: i, raw: word,
+        terms: tokens.map((t) => t.term), surfaces: tokens.map((t) => t.surface), spans: tokens.map((t) => [start + t.start, start + t.end]),
+      });
     }
   }
   if (written > MAX_QUERY_CLAUSES) throw new BadQueryError(`The query has ${written} clauses; the limit is ${MAX_QUERY_CLAUSES}.`);

@@ -169,8 +169,9 @@ class SnapshotSearcher implements Searcher {
         this.corrections.set(word, fix);
       }
       if (fix === null) continue;
-      out += parsed.source.slice(last, w.start) + fix;
-      last = w.end;
+      const [from, to] = w.spans[0]!;
+      out += parsed.source.slice(last, from) + fix;
+      last = to;
       changed = true;
     }
     if (!changed) return undefined;

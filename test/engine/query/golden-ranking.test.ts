@@ -124,6 +124,7 @@ describe('did you mean, suggest, snippets', () => {
   test('a misspelt word is corrected and everything else kept as written', () => {
     assert.equal(s.search('trainnig').didYouMean, 'training');
     assert.equal(s.search('+trainnig "new york"  -site:x.org').didYouMean, '+training "new york"  -site:x.org');
+    assert.equal(s.search('(Trainnig),').didYouMean, '(training),');
   });
 
   test('no suggestion when the corrected query matches no more documents', () => {

@@ -46,6 +46,8 @@ describe('parseQuery', () => {
     const q = '  +reserch "foo bar" site:a.com';
     const [term, phrase, site] = parseQuery(q).clauses;
     assert.equal(q.slice(term!.start, term!.end), 'reserch');
+    const [word] = parseQuery('  (Reserch),').clauses;
+    assert.deepEqual(word!.kind === 'term' && word.spans, [[3, 10]]);
     assert.equal(q.slice(phrase!.start, phrase!.end), '"foo bar"');
     assert.equal(q.slice(site!.start, site!.end), 'site:a.com');
   });
