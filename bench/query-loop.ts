@@ -53,8 +53,7 @@ function runAll(searcher: Searcher, pageSize: number): Map<string, string[]> {
 }
 
 const searcher = index.searcher() as Searcher;
-const segs = (index as unknown as { snapshot(): { segments: unknown[] } }).snapshot().segments;
-const floatSearcher = createSearcher(segs as never, searcher.generation, { scoring: 'float' });
+const floatSearcher = createSearcher([...index.snapshot().segments], searcher.generation, { scoring: 'float' });
 const ev = evaluate(collection.qrels, runAll(searcher, 100));
 const evf = evaluate(collection.qrels, runAll(floatSearcher, 100));
 console.log(`int   nDCG@10 ${ev.ndcg10.toFixed(4)}  R@100 ${ev.recall100.toFixed(4)}  (${ev.queries} queries)`);
