@@ -76,7 +76,7 @@ test('a killed service is restarted by the supervisor; a stopped one is drift th
   });
   process.kill(before.pid, 'SIGKILL');
   await restarted;
-  for (let i = 0; i < 100 && (await verdict(T)).verdict !== 'in_sync'; i++) await new Promise((r) => setTimeout(r, 50));
+  for (let i = 0; i < 600 && (await verdict(T)).verdict !== 'in_sync'; i++) await new Promise((r) => setTimeout(r, 50));
   assert.equal((await verdict(T)).verdict, 'in_sync');
   await f.cp.supervisor.stopTarget(T);
   const s = await verdict(T);

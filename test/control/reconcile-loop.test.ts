@@ -25,7 +25,7 @@ function controllerOps(target: string): { state: string; error: string | null }[
 }
 
 async function eventually(cond: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 400; i++) { if (await cond()) return; await new Promise((r) => setTimeout(r, 25)); }
+  for (let i = 0; i < 1200; i++) { if (await cond()) return; await new Promise((r) => setTimeout(r, 25)); }
   assert.fail(`timed out waiting for ${what}`);
 }
 
