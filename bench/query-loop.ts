@@ -4,6 +4,9 @@
  * as the benches do (plainQuery text, 20 hits, no snippets), reporting p50/p95/mean latency, nDCG@10
  * and Recall@100 for integer scores and for the internal float mode.
  *
+ * Then the same searches under each disjunction plan forced (`auto`, `maxscore`, `accumulate`), timed in
+ * CPU time of this process (less disturbed by other processes on a shared machine than wall time).
+ *
  *   node --import tsx bench/query-loop.ts [collection-dir] [--rebuild] [--snippets] [--rounds=N]
  */
 import { existsSync, rmSync } from 'node:fs';
@@ -72,4 +75,21 @@ times.sort((a, b) => a - b);
 const pct = (p: number) => times[Math.min(times.length - 1, Math.floor(p * times.length))]!;
 const mean = times.reduce((s, t) => s + t, 0) / times.length;
 console.log(`latency over ${times.length} searches: p50 ${pct(0.5).toFixed(3)} ms  p95 ${pct(0.95).toFixed(3)} ms  p99 ${pct(0.99).toFixed(3)} ms  mean ${mean.toFixed(3)} ms`);
+const segments = [...index.snapshot().segments];
+for (const plan of ['auto', 'maxscore', 'accumulate'] as const) {
+  const s = createSearcher(segments, searcher.generation, { plan });
+  const cpu: number[] = [];
+  for (let r = 0; r < rounds; r++) {
+    for (const { q } of queries) {
+      if (q.trim() === '') continue;
+      const c0 = process.cpuUsage();
+      s.search(q, { pageSize: 20, snippets });
+      const u = process.cpuUsage(c0);
+      if (r > 0) cpu.push((u.user + u.system) / 1000);
+    }
+  }
+  cpu.sort((a, b) => a - b);
+  const at = (p: number) => cpu[Math.min(cpu.length - 1, Math.floor(p * cpu.length))]!;
+  console.log(`plan ${plan.padEnd(10)} CPU per search: p50 ${at(0.5).toFixed(3)} ms  p95 ${at(0.95).toFixed(3)} ms`);
+}
 await index.close();
