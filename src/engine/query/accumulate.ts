@@ -1,16 +1,17 @@
 /**
- * Top-k *and* exact count of a query of terms (optional ones, or required ones plus optional ones) in one pass, by accumulation over windows of doc
- * numbers (term-at-a-time within a window, as Lucene's BooleanScorer): every posting of every term adds
- * its integer contribution to a per-window score array and sets a bit in a per-window match bitset; the
+ * Top-k *and* exact count of a query of terms in one pass — optional terms (a disjunction), or required
+ * terms plus optional ones — by accumulation over windows of doc numbers (term-at-a-time within a window,
+ * as Lucene's BooleanScorer): every posting adds its integer contribution to a per-window score array and
+ * sets a bit in a per-window bitset (required terms: the AND of their bitsets; otherwise the OR); the
  * bitset is then intersected with the live documents and `site:` filters and cleared of exclusions, its
  * population is the count, and its set bits are offered to the collector.
  *
  * Why it exists beside MaxScore: `total` must be exact, so every posting of a disjunction is decoded by
  * the counting pass whatever the top-k does, and the block codec decodes a posting's frequency with its
- * doc id. When the union is dense (the postings cover a good part of the segment: long free-text queries
- * with common words), adding one division per posting to that unavoidable pass is cheaper than running
- * MaxScore's candidate loop after it. When the union is sparse, MaxScore plus the bitset count wins.
- * `executor.ts` chooses (ACCUMULATE_DENSITY); both give identical answers (the property tests run both).
+ * doc id. Adding one division per posting to that unavoidable pass costs less than MaxScore's candidate
+ * loop after it once the postings are a noticeable part of the segment (bench/query-loop.ts measures
+ * both). `executor.ts` chooses (ACCUMULATE_DENSITY); every plan gives identical answers (the property
+ * tests force each one).
  */
 import { NO_MORE_DOCS, type PostingsCursor, type SegmentReader } from '../index/types.js';
 import type { Bm25 } from '../rank/bm25.js';
