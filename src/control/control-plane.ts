@@ -200,7 +200,10 @@ export class ControlPlane {
         this.store.updateOp(op.op_id, { state: 'failed', error: { code: 'interrupted', message: 'The operation was interrupted by a restart of Quarry.' } });
         if (op.target && (op.kind === 'deploy' || op.kind === 'rollback') && op.version) {
           const v = this.store.getVersion(op.target, op.version);
-          if (v && (v.state === 'promoting' || v.state === 'verifying')) this.store.setVersionState(op.target, op.version, 'failed');
+          // The promotion never finished, so the version was never judged: it gets back the state it had
+          // (staged, superseded, …), and the desired version goes back below. Without a record of that
+          // state it is not trusted.
+          if (v && (v.state === 'promoting' || v.state === 'verifying')) this.store.setVersionState(op.target, op.version, (op.prior_state as VersionState | null) ?? 'failed');
           const spec = this.store.getTarget(op.target);
           if (spec.desired_version === op.version && v?.state !== 'live') this.store.setDesiredInTx(op.target, op.from_version);
         }
@@ -684,7 +687,7 @@ export class ControlPlane {
     }
     let generation = 0;
     this.#db.transaction(() => {
-      this.store.updateOp(opId, { state: 'running', from_version: from });
+      this.store.updateOp(opId, { state: 'running', from_version: from, prior_state: this.store.getVersion(target, v.version)?.state ?? v.state });
       this.store.setVersionState(target, v.version, 'promoting');
       generation = this.store.setDesiredInTx(target, v.version);
     }).immediate();

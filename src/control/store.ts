@@ -81,7 +81,7 @@ export class ControlStore {
     return this.getOp(op.op_id)!;
   }
 
-  updateOp(opId: string, patch: Partial<{ state: OpState; version: string; digest: string; from_version: string | null; error: { code: string; message: string } }>): void {
+  updateOp(opId: string, patch: Partial<{ state: OpState; version: string; digest: string; from_version: string | null; prior_state: string; error: { code: string; message: string } }>): void {
     const sets: string[] = ['updated_at = ?'];
     const vals: unknown[] = [this.#ts()];
     for (const [k, v] of Object.entries(patch)) {

@@ -40,6 +40,8 @@ export interface OpRecord {
   version: string | null;
   digest: string | null;
   from_version: string | null;
+  /** Deploy/rollback: the version's state before it went `promoting` (restored if a crash interrupts). */
+  prior_state: string | null;
   error: { code: string; message: string } | null;
   log: string;
   actor: string | null;

@@ -8,7 +8,7 @@ import type { OpRecord, TargetObservation, TargetSpec, VersionRecord } from '../
 const spec = (desired: string | null): TargetSpec => ({ target: 't', desired_version: desired, generation: 1, lock_op: null });
 const obs = (o: Partial<TargetObservation>): TargetObservation => ({ target: 't', kind: 'static', liveVersion: undefined, liveDigest: undefined, modified: undefined, ...o });
 const op = (kind: OpRecord['kind'], state: OpRecord['state']): OpRecord => ({
-  op_id: 'op', target: 't', kind, state, version: null, digest: null, from_version: null, error: null, log: '', actor: null, reason: null, created_at: '', updated_at: '',
+  op_id: 'op', target: 't', kind, state, version: null, digest: null, from_version: null, prior_state: null, error: null, log: '', actor: null, reason: null, created_at: '', updated_at: '',
 });
 const rec = (state: VersionRecord['state']): VersionRecord => ({ target: 't', version: 'v1', digest: 'sha256:00', state, origin: 'build', created_at: '', updated_at: '' });
 const proc = (o: Partial<NonNullable<TargetObservation['process']>> = {}) => ({ version: 'v1', pid: 1, port: 1, state: 'running', restarts: 0, healthy: true, ...o });
