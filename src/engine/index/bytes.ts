@@ -34,6 +34,11 @@ export class ByteWriter {
     this.length = n;
   }
 
+  byte(v: number): void {
+    if (this.length + 1 > this.buf.length) this.grow(1);
+    this.buf[this.length++] = v;
+  }
+
   u32(v: number): void {
     if (this.length + 4 > this.buf.length) this.grow(4);
     const b = this.buf;

@@ -156,6 +156,7 @@ export class SegmentCore {
       this.minLengths[ord]!,
       withPositions ? this.positionsData : null,
       this.positionsStart[ord]!,
+      this.lengths,
     );
   }
 

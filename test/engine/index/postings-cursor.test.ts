@@ -103,3 +103,36 @@ test('cursor operations agree with a sorted-array reference across blocks', asyn
   assert.equal(seg.docFreq('absent'), 0);
   await index.close();
 });
+
+test('positions with extreme gaps (Rice escapes) and long documents round-trip', async (t) => {
+  const dir = tempDir(t);
+  const index = await Index.open(dir);
+  const w = await index.openWriter();
+  // doc 0: "alpha" 1000 times, 199,000 fillers, "alpha" once more (a gap far beyond its Rice parameter)
+  const words: string[] = [];
+  for (let i = 0; i < 1000; i++) words.push('alpha');
+  for (let i = 0; i < 199_000; i++) words.push('x');
+  words.push('alpha');
+  w.upsert({ cid: 1n, title: '', text: words.join(' ') });
+  // doc 1: a single late occurrence; doc 2: title-only occurrence
+  w.upsert({ cid: 2n, title: 'beta', text: 'x '.repeat(70_000) + 'alpha' });
+  w.upsert({ cid: 3n, title: 'alpha', text: '' });
+  await w.commit();
+  const [seg] = index.snapshot().segments;
+  const c = seg!.postings('alpha', { positions: true })!;
+  assert.equal(c.nextDoc(), 0);
+  const p0 = [...c.positions()];
+  assert.equal(p0.length, 1001);
+  assert.deepEqual(p0.slice(0, 3), [16, 17, 18]);
+  assert.equal(p0[999], 1015);
+  assert.equal(p0[1000], 16 + 200_000);
+  assert.equal(c.nextDoc(), 1);
+  assert.deepEqual([...c.positions()], [1 + 16 + 70_000]);
+  assert.equal(c.nextDoc(), 2);
+  assert.deepEqual([...c.positions()], [0]);
+  // skipping: positions of a later doc without reading the earlier ones
+  const c2 = seg!.postings('alpha', { positions: true })!;
+  assert.equal(c2.advance(2), 2);
+  assert.deepEqual([...c2.positions()], [0]);
+  await index.close();
+});
