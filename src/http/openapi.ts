@@ -10,7 +10,8 @@
  *     name defined twice stops start-up, as do two operations with the same `operationId`.
  *   - responses every route can produce are added here when the operation does not list them: 400
  *     (`bad_request`, e.g. two capabilities), 401 (invalid capability), 403 (when the route declares a
- *     `right`), 413 and 415 (when it has a `requestBody`), 429, 500 and 503. So an operation lists only
+ *     `right`), 413 and 415 (when it has a `requestBody`), 429, 431 (headers over the limit), 500 and 503.
+ *     So an operation lists only
  *     what is specific to it.
  *   - `security` defaults from `route.right`: none needed for routes without one; a capability (bearer
  *     or `X-Service-Cap`) for routes with one, optional (`{}` first) for `search`, which anonymous callers
@@ -27,7 +28,7 @@ const ERROR_REF = { $ref: '#/components/schemas/Error' };
 
 const REASONS: Record<number, string> = {
   400: 'Bad request', 401: 'Unauthenticated', 403: 'Forbidden', 404: 'Not found', 405: 'Method not allowed',
-  409: 'Conflict', 413: 'Payload too large', 415: 'Unsupported media type', 429: 'Rate limited',
+  409: 'Conflict', 413: 'Payload too large', 415: 'Unsupported media type', 429: 'Rate limited', 431: 'Request headers too large',
   500: 'Internal error', 503: 'Unavailable',
 };
 
@@ -138,6 +139,9 @@ export function buildOpenApi(groups: readonly RouteGroup[], info: OpenApiInfo = 
         add(415, 'unsupported_media_type');
       }
       add(429, 'rate_limited');
+      if (!('431' in responses)) {
+        responses['431'] = { ...errorResponse(431, ['bad_request']), description: 'Request headers over the limit (16 KiB): `bad_request`.' };
+      }
       add(500, 'internal');
       add(503, 'unavailable');
       if (op.security === undefined) {

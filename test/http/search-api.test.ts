@@ -281,7 +281,7 @@ describe('limits and errors common to every endpoint', () => {
 
   test('headers over 16 KiB → 431 with a JSON error body', async () => {
     for (const protocol of ['h2', 'h1'] as const) {
-      const r = await api.get('/api/search?q=granite', { protocol, headers: { 'x-fill': 'a'.repeat(17 * 1024) }, validate: false });
+      const r = await api.get('/api/search?q=granite', { protocol, headers: { 'x-fill': 'a'.repeat(17 * 1024) } });
       assertError(r, 431, 'bad_request');
     }
   });
