@@ -58,8 +58,9 @@ interface OpenClause {
 
 export function execute(snap: Snapshot, q: LogicalQuery, k: number): Execution {
   const scoring = [...q.must, ...q.should];
-  const hasSite = q.siteMust.length + q.siteShould.length > 0;
-  if (scoring.length === 0 && !hasSite) return { total: 0, top: [] };
+  // CONTRACT §2: without a required term or phrase a document must match an optional one, so a query
+  // with neither (only `site:` filters and exclusions) matches nothing
+  if (scoring.length === 0) return { total: 0, top: [] };
   if (snap.docCount === 0) return { total: 0, top: [] };
 
   const ids = new Map<string, number>();

@@ -8,8 +8,8 @@
  *   - no `mustNot` node or `siteMustNot` host matches it,
  *   - when `siteShould` is not empty, one of its hosts matches it,
  *   - when `must` is empty and `should` is not, one `should` node matches it;
- *   - a query with no `must`/`should` node matches by its `site:` filters alone when it has some
- *     non-excluded one (the site's documents, score 0), and nothing when all its clauses are excluded.
+ *   so a query with no `must`/`should` node — only `site:` filters and exclusions — matches nothing:
+ *   `site:` restricts the results of terms and phrases, it does not produce results of its own.
  * Its score is the sum, over the distinct terms of the `must` nodes and of the `should` nodes it matches,
  * of each term's BM25 contribution.
  */

@@ -98,14 +98,17 @@ describe('query language', () => {
   });
 
   test('site: matches the host and its subdomains on whole labels, never a longer label', () => {
-    assert.deepEqual(cids('site:pets.com'), [1, 2]); // not badpets.com; score 0, so cid order
+    // docs.pets.com and pets.com, never badpets.com; doc 1 has both words, doc 2 only dog
+    assert.deepEqual(cids('dog cat york site:pets.com'), [1, 2]);
+    assert.deepEqual(cids('york site:pets.com'), []); // york is only on history.org and badpets.com
     assert.deepEqual(cids('dog -site:docs.pets.com'), [2]);
     assert.deepEqual(cids('dog site:history.org site:docs.pets.com'), [1]);
     assert.deepEqual(cids('york +site:BadPets.com'), [4]);
   });
 
-  test('only excluded clauses, lone operators and unknown words match nothing without an error', () => {
-    for (const q of ['-dog', '-dog -site:pets.com', '+', '- +', 'site:', 'qwertyuiop']) {
+  test('only excluded clauses, only site: filters, lone operators and unknown words match nothing without an error', () => {
+    // site: filters alone have no term or phrase to match (CONTRACT §2), so they match nothing either
+    for (const q of ['-dog', '-dog -site:pets.com', '+', '- +', 'site:', 'qwertyuiop', 'site:pets.com', '+site:pets.com -dog']) {
       const r = s.search(q);
       assert.equal(r.total, 0, q);
       assert.deepEqual(r.hits, [], q);

@@ -61,8 +61,9 @@ function run(docs: RefDoc[], items: Item[]): { cid: bigint; score: number }[] {
   const must = scoring.filter((i) => i.occur === 'must');
   const should = scoring.filter((i) => i.occur === 'should');
   const sites = items.filter((i) => i.kind === 'site');
-  const positive = items.filter((i) => i.occur !== 'mustNot');
-  if (positive.length === 0) return [];
+  // CONTRACT §2: with no + term or phrase, a document must match an optional term or phrase; with
+  // neither, nothing matches (site: filters alone included)
+  if (must.length === 0 && should.length === 0) return [];
 
   const N = docs.length;
   let lenSum = 0;
