@@ -10,7 +10,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { startService } from '../../src/service.js';
 import { buildOpenApi, errorResponses } from '../../src/http/openapi.js';
 import type { RouteGroup } from '../../src/http/route.js';
-import { connect, type TestClient } from '../support/client.js';
+import { connect, OpenApiResponseValidator, type TestClient } from '../support/client.js';
 import { startServer, type TestServer } from '../support/server.js';
 
 let srv: TestServer;
@@ -98,4 +98,29 @@ test('HEAD on the document answers without a body', async () => {
   const r = await api.request('HEAD', '/api/openapi.json');
   assert.equal(r.status, 200);
   assert.equal(r.body.length, 0);
+});
+
+test('every operation has an operationId and summary, and every response and parameter schema compiles (no dangling $ref)', () => {
+  const validator = new OpenApiResponseValidator(doc);
+  const esc = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
+  let compiled = 0;
+  for (const [path, ops] of Object.entries(doc.paths as Record<string, Record<string, any>>)) {
+    for (const [method, op] of Object.entries(ops)) {
+      assert.equal(typeof op.operationId, 'string', `${method} ${path} operationId`);
+      assert.equal(typeof op.summary, 'string', `${method} ${path} summary`);
+      for (const [i, p] of (op.parameters ?? []).entries()) {
+        assert.ok(p.schema, `${method} ${path} parameter ${p.name} has a schema`);
+        validator.compile(`/paths/${esc(path)}/${method}/parameters/${i}/schema`);
+        compiled++;
+      }
+      for (const [status, response] of Object.entries(op.responses as Record<string, any>)) {
+        for (const media of Object.keys(response.content ?? {})) {
+          if (!response.content[media].schema) continue;
+          validator.compile(`/paths/${esc(path)}/${method}/responses/${status}/content/${esc(media)}/schema`);
+          compiled++;
+        }
+      }
+    }
+  }
+  assert.ok(compiled > 50, `${compiled} schemas compiled`);
 });

@@ -155,6 +155,11 @@ export class OpenApiResponseValidator {
     }));
   }
 
+  /** The validator of the schema at this JSON pointer of the document (throws on a dangling $ref). */
+  compile(pointer: string): ValidateFunction {
+    return this.#validator(pointer);
+  }
+
   #validator(pointer: string): ValidateFunction {
     let v = this.#cache.get(pointer);
     if (!v) {
