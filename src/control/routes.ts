@@ -4,7 +4,7 @@
  * target-scoped `mgmt.*` right itself. No route sets `right`, because the router's check would answer
  * 401/403 before the allowlist's 404 and could not see the target.
  */
-import { BadRequestError, UnsupportedMediaTypeError } from '../errors.js';
+import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors.js';
 import { errorResponses } from '../http/openapi.js';
 import type { JsonReply, RequestContext, Route, RouteGroup } from '../http/route.js';
 import type { ControlPlane } from './control-plane.js';
@@ -19,6 +19,23 @@ const targetProp = { type: 'string', description: 'A target of the allowlist.' }
 
 async function jsonObject(ctx: RequestContext): Promise<Record<string, unknown>> {
   const body = await ctx.json();
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new BadRequestError('The body must be a JSON object.', 'body');
+  return body as Record<string, unknown>;
+}
+
+/** JSON bodies on the upload route: the route's limit is the artifact's, so the JSON gets its own. */
+export const UPLOAD_JSON_LIMIT_BYTES = 1024 * 1024;
+
+async function smallJson(ctx: RequestContext): Promise<Record<string, unknown>> {
+  const chunks: Buffer[] = [];
+  let n = 0;
+  for await (const chunk of ctx.bodyStream()) {
+    n += chunk.length;
+    if (n > UPLOAD_JSON_LIMIT_BYTES) throw new PayloadTooLargeError(UPLOAD_JSON_LIMIT_BYTES);
+    chunks.push(chunk);
+  }
+  let body: unknown;
+  try { body = JSON.parse(Buffer.concat(chunks).toString('utf8')); } catch { throw new BadRequestError('The request body is not valid JSON.', 'body'); }
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new BadRequestError('The body must be a JSON object.', 'body');
   return body as Record<string, unknown>;
 }
@@ -99,7 +116,7 @@ export function controlRoutes(cp: ControlPlane): RouteGroup {
       method: 'POST', pattern: '/api/upload', streamBody: true, bodyLimit: cp.uploadLimitBytes,
       handler: async (ctx) => post(cp, ctx, 'POST /api/upload', async () => {
         const type = String(ctx.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-        if (type === 'application/json') return { ...(await cp.stage(ctx.principal, await jsonObject(ctx))) };
+        if (type === 'application/json') return { ...(await cp.stage(ctx.principal, await smallJson(ctx))) };
         if (type !== 'application/x-tar' && type !== 'application/octet-stream' && type !== 'application/gzip') {
           throw new UnsupportedMediaTypeError(type || undefined, 'application/json, application/x-tar or application/octet-stream');
         }
