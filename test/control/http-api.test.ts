@@ -12,6 +12,7 @@ import { mintCap, prepare, startControlServer } from './server-support.js';
 import { rawTar, sha256 } from './tarball.js';
 
 let dir: string;
+let dataDir: string;
 let srv: TestServer;
 let c: TestClient;
 let anon: TestClient;
@@ -19,7 +20,8 @@ let scoped: TestClient;
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'quarry-control-http-'));
-  const s = prepare(dir);
+  const s = prepare(dir, { uploadLimitBytes: 64 * 1024 });
+  dataDir = s.dataDir;
   const cap = mintCap(s.dataDir);
   const scopedCap = mintCap(s.dataDir, 'mgmt.read,mgmt.build', 'sites');
   srv = await startControlServer(s);
@@ -148,4 +150,14 @@ test('rollback with nothing to roll back to is 400; reconcile and restart answer
   assert.equal((await until(rs.json.op_id)).state, 'succeeded');
   const nf = await c.get('/api/ops/op_doesnotexist');
   assert.equal(nf.status, 404);
+});
+
+test('an upload over the limit is 413 payload_too_large and leaves no file', async () => {
+  const big = rawTar([{ path: 'big.bin', body: Buffer.alloc(100 * 1024, 7) }]);
+  const r = await c.post(`/api/upload?target=survey&digest=${sha256(big)}`, big, { headers: { 'content-type': 'application/x-tar' } });
+  assert.equal(r.status, 413);
+  assert.equal(r.json.error.code, 'payload_too_large');
+  const { readdirSync } = await import('node:fs');
+  assert.deepEqual(readdirSync(join(dataDir, 'control', 'uploads')), []);
+  assert.equal((await c.get('/api/deploy_status?target=survey')).json.targets[0].verdict, 'missing');
 });
