@@ -24,6 +24,16 @@ test('building the same inputs twice gives the same digest and version', async (
   assert.equal(a.digest, b.digest);
   assert.equal(a.version, b.version);
   assert.equal(f.cp.versions('docportal').length, 1);
+  // And in another checkout and data directory: nothing of the paths or the clock gets in.
+  const g = await fixture();
+  try {
+    const c = await settle(g.cp, await g.cp.build(p, { target: 'docportal' }));
+    assert.equal(c.digest, a.digest);
+    const s1 = await settle(f.cp, await f.cp.build(p, { target: 'svc_sov_build_run.elf' }));
+    const s2 = await settle(g.cp, await g.cp.build(p, { target: 'svc_sov_build_run.elf' }));
+    assert.equal(s1.state, 'succeeded');
+    assert.equal(s1.digest, s2.digest);
+  } finally { await g.close(); }
 });
 
 test('a second operation on a locked target is 409 conflict, on another target it proceeds', async () => {
