@@ -18,7 +18,7 @@ const HELP = `usage: quarry serve [options]
   --cert FILE       PEM certificate (with --key); default: a self-signed one in DIR/tls
   --key FILE        PEM private key of --cert
   --config FILE     JSON configuration file (or QUARRY_CONFIG)
-  --rate-limit N    requests per second per client (default 100, or QUARRY_RATE_LIMIT); 0 turns it off
+  --rate-limit N    requests per second per client, decimals allowed (default 100, or QUARRY_RATE_LIMIT); 0 turns it off
   --rate-burst N    burst size of the rate limit (default 200, or QUARRY_RATE_BURST)
   --drain-timeout S seconds SIGTERM waits for in-flight requests (default 10)
   --json            print machine-readable JSON lines instead of prose
@@ -27,6 +27,13 @@ const HELP = `usage: quarry serve [options]
 function intOption(name: string, raw: string | undefined): number | undefined {
   if (raw === undefined || raw === '') return undefined;
   if (!/^[0-9]+$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw new UsageError(`${name} must be a whole number ≥ 0, got ${JSON.stringify(raw)}.`);
+  return Number(raw);
+}
+
+/** Requests per second: a decimal number ≥ 0 (0.5 = one request every two seconds; 0 = no limit). */
+function rateOption(raw: string | undefined): number | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  if (!/^[0-9]+(\.[0-9]+)?$/.test(raw)) throw new UsageError(`--rate-limit must be a number ≥ 0, got ${JSON.stringify(raw)}.`);
   return Number(raw);
 }
 
@@ -94,7 +101,7 @@ async function serve(args: string[]): Promise<number> {
   const config = configFile ? readConfigFile(configFile) : {};
   const serverConfig = (typeof config.server === 'object' && config.server !== null ? config.server : {}) as Record<string, unknown>;
   const limits: ServerLimits = { ...(serverConfig.limits as ServerLimits | undefined) };
-  const rate = intOption('--rate-limit', values['rate-limit'] ?? env.QUARRY_RATE_LIMIT);
+  const rate = rateOption(values['rate-limit'] ?? env.QUARRY_RATE_LIMIT);
   if (rate !== undefined) limits.ratePerSecond = rate;
   const burst = intOption('--rate-burst', values['rate-burst'] ?? env.QUARRY_RATE_BURST);
   if (burst !== undefined) limits.rateBurst = burst;

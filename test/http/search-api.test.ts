@@ -294,7 +294,7 @@ describe('limits and errors common to every endpoint', () => {
 });
 
 test('rate limit: past the burst, 429 rate_limited with Retry-After', async () => {
-  const limited = await startServer({ rateLimit: { perSecond: 1, burst: 5 } });
+  const limited = await startServer({ rateLimit: { perSecond: 0.001, burst: 5 } });
   const c = connect(limited, { validate: false }); // fetching the OpenAPI document would spend a token
   try {
     const statuses: number[] = [];

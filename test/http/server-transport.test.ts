@@ -135,7 +135,7 @@ test('a header block over the limit gets 431 with a JSON error body on both prot
 });
 
 test('over the rate limit: 429 rate_limited with Retry-After; 0 turns limiting off', async () => {
-  const srv = await start({ ratePerSecond: 1, rateBurst: 3 });
+  const srv = await start({ ratePerSecond: 0.001, rateBurst: 3 });
   const api = connect(srv, { validate: false });
   const statuses: number[] = [];
   let limited: TestResponse | undefined;
@@ -229,7 +229,7 @@ test('rate limiting is per client: each capability id has its own bucket, anonym
       return { kind: 'capability', capId: cap, rights: new Set(['search'] as const), can: (r) => r === 'search' };
     },
   };
-  const srv = await startInProcess([demo], { ratePerSecond: 1, rateBurst: 2 }, { policy });
+  const srv = await startInProcess([demo], { ratePerSecond: 0.001, rateBurst: 2 }, { policy });
   servers.push(srv);
   const get = (cap?: string) => rawRequest(srv, 'GET', '/t/hello/a', undefined, cap ? { headers: { 'x-service-cap': cap } } : {});
   assert.deepEqual([(await get('a')).status, (await get('a')).status, (await get('a')).status], [200, 200, 429]);
