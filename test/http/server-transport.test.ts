@@ -184,7 +184,7 @@ test('rights: an anonymous caller gets 401 with WWW-Authenticate; a capability t
 });
 
 test('an idle HTTP/2 connection is closed after the idle timeout; HTTP/1.1 too', async () => {
-  const srv = await start({ ratePerSecond: 0, idleTimeoutMs: 150 });
+  const srv = await start({ ratePerSecond: 0, idleTimeoutMs: 1000 });
   const session = http2.connect(srv.url, { ca: srv.ca });
   const closed = new Promise((resolve) => session.once('close', resolve));
   const r = await rawRequest(srv, 'GET', '/t/hello/a', undefined, { session });
