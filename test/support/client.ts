@@ -15,7 +15,11 @@
  * does not list (404, 405) must match the shared `Error` schema. Every JSON body must carry `v: 1`
  * except the OpenAPI document itself. A mismatch fails the test with the ajv errors. Pass
  * `{ validate: false }` to a call (or to `connect`) for the rare test that sends deliberate garbage the
- * document cannot describe. The document is fetched once per client from `/api/openapi.json`.
+ * document cannot describe. The document is fetched once per server URL from `/api/openapi.json`.
+ *
+ * Also exported: `rawRequest(target, method, path, body, { headers, protocol, session })` — one request,
+ * no validation, the path sent verbatim (for malformed input); `OpenApiResponseValidator` — the checker
+ * itself, for a document you already hold (`new OpenApiResponseValidator(doc).check(method, path, res)`).
  */
 import http2 from 'node:http2';
 import https from 'node:https';
