@@ -16,6 +16,7 @@
 import { createHash } from 'node:crypto';
 import { createWriteStream, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Principal, Right } from '../auth/principal.js';
 import type { EventBus, EventKind, SnapshotView } from '../events/bus.js';
 import {
@@ -85,7 +86,7 @@ const PROMOTABLE: ReadonlySet<VersionState> = new Set(['staged', 'superseded', '
 const PRUNABLE: ReadonlySet<VersionState> = new Set(['superseded', 'built', 'staged', 'build_failed', 'stage_failed']);
 
 function defaultRepoRoot(): string {
-  const fromModule = new URL('../../', import.meta.url).pathname;
+  const fromModule = fileURLToPath(new URL('../../', import.meta.url));
   return existsSync(join(fromModule, 'deploy', 'allowlist.txt')) ? fromModule : process.cwd();
 }
 
