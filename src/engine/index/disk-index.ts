@@ -36,7 +36,7 @@ export interface ResolvedIndexOptions {
 
 export function resolveIndexOptions(o: IndexOptions = {}): ResolvedIndexOptions {
   const r: ResolvedIndexOptions = {
-    maxBufferedBytes: o.maxBufferedBytes ?? 64 * 1024 * 1024,
+    maxBufferedBytes: o.maxBufferedBytes ?? 256 * 1024 * 1024,
     mergeFactor: o.mergeFactor ?? 8,
     mergeFloorBytes: o.mergeFloorBytes ?? 2 * 1024 * 1024,
     maxMergedBytes: o.maxMergedBytes ?? 0,

@@ -118,8 +118,9 @@ export interface CommitInfo {
  * Tuning of one index directory; every field optional, defaults in `resolveIndexOptions`.
  */
 export interface IndexOptions {
-  /** Bytes of buffered documents (text plus inverted postings, estimated) after which the writer
-   *  writes a segment before the commit. Default 64 MiB. Bounds the writer's memory. */
+  /** Bytes of buffered documents (2 per character of text plus 16 per token, an estimate of the memory
+   *  they hold) after which the writer writes a segment before the commit. Default 256 MiB (about 60 MB
+   *  of English text): bounds the writer's memory; larger makes fewer segments to merge. */
   maxBufferedBytes?: number;
   /** Tiered merge policy: segments per tier before they merge. Default 8; must be ≥ 2. */
   mergeFactor?: number;
