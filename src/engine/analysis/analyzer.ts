@@ -81,8 +81,10 @@ export function stemSurface(surface: string): string {
 /**
  * Streams the tokens of `text` to `sink`, positions starting at `firstPosition`. Returns the number of
  * tokens emitted. This is the one tokenizer; `analyze` and `analyzeTerms` are conveniences over it.
+ * `stem = false` passes the surface form as `term` too, for callers that stem only the few tokens they
+ * need (snippets look for a handful of query terms in a whole document).
  */
-export function tokenize(text: string, sink: TokenSink, firstPosition = 0): number {
+export function tokenize(text: string, sink: TokenSink, firstPosition = 0, stem = true): number {
   let position = firstPosition;
   let buf = '';
   let start = -1;
@@ -90,7 +92,7 @@ export function tokenize(text: string, sink: TokenSink, firstPosition = 0): numb
   let i = 0;
   const flush = (end: number) => {
     if (buf.length > 0) {
-      sink(stemSurface(buf), buf, position++, start, end);
+      sink(stem ? stemSurface(buf) : buf, buf, position++, start, end);
       buf = '';
     }
     start = -1;

@@ -16,8 +16,12 @@
  *   each of 20 hits would cost more than the query. Beyond the limit a document shows its best window
  *   from its first 64 Ki characters, or its start.
  * - No occurrence: the start of the text.
+ * - Only tokens that can stem to a query term are stemmed (stemming is most of the cost of a scan):
+ *   Porter2 rewrites suffixes only, so a stem minus its last letter (at most its first three letters) is a
+ *   prefix of every word that stems to it — except the three exceptional forms dying, lying, tying (→ die,
+ *   lie, tie), for which the first letter is the key. A token that starts with no term's key is skipped.
  */
-import { tokenize } from '../analysis/analyzer.js';
+import { stemSurface, tokenize } from '../analysis/analyzer.js';
 
 /** Code units of a document analyzed to find the window (see the header). */
 export const SCAN_LIMIT = 64 * 1024;
@@ -58,7 +62,11 @@ function bestWindow(text: string, terms: ReadonlySet<string>, budget: number): [
   const ends: number[] = [];
   const ids: number[] = [];
   const idOf = new Map<string, number>();
-  tokenize(scanned, (term, _surface, _position, start, end) => {
+  const keys = stemKeys(terms);
+  tokenize(scanned, (_unstemmed, surface, _position, start, end) => {
+    const candidates = keys.get(surface.charCodeAt(0));
+    if (candidates === undefined || !candidates.some((k) => surface.startsWith(k))) return;
+    const term = stemSurface(surface);
     if (!terms.has(term)) return;
     let id = idOf.get(term);
     if (id === undefined) {
@@ -68,7 +76,7 @@ function bestWindow(text: string, terms: ReadonlySet<string>, budget: number): [
     starts.push(start);
     ends.push(end);
     ids.push(id);
-  });
+  }, 0, false);
   const n = starts.length;
   if (n === 0) return undefined;
   // two pointers: for each right end r, the smallest l whose span fits; count distinct ids in [l, r]
@@ -92,6 +100,22 @@ function bestWindow(text: string, terms: ReadonlySet<string>, budget: number): [
     }
   }
   return best;
+}
+
+/** Porter2 stems whose words may not start with the stem minus its last letter (see the header). */
+const EXCEPTIONAL_STEMS = new Set(['die', 'lie', 'tie']);
+
+/** Prefix keys of the stems, by first code unit: a word can stem to a term only if it starts with its key. */
+function stemKeys(terms: ReadonlySet<string>): Map<number, string[]> {
+  const keys = new Map<number, string[]>();
+  for (const t of terms) {
+    if (t === '') continue;
+    const key = EXCEPTIONAL_STEMS.has(t) ? t.slice(0, 1) : t.slice(0, Math.max(1, Math.min(t.length - 1, 3)));
+    const list = keys.get(key.charCodeAt(0));
+    if (list === undefined) keys.set(key.charCodeAt(0), [key]);
+    else if (!list.includes(key)) list.push(key);
+  }
+  return keys;
 }
 
 /**
