@@ -1,0 +1,51 @@
+/**
+ * The checked-in index of format version 1 (fixtures/format-v1, written by compat-fixture.ts) stays
+ * readable: it passes the check and reads back its documents, postings, positions, site terms and
+ * deletes. A format change that breaks this must bump FORMAT_VERSION and say what happens to old indexes.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { cpSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { checkIndex, Index, NO_MORE_DOCS } from '../../../src/engine/index/index.js';
+import { FIXTURE_DOCS } from './compat-fixture.js';
+import { liveDocuments, tempDir } from './fixtures.js';
+
+const FIXTURE = fileURLToPath(new URL('./fixtures/format-v1', import.meta.url));
+
+test('the format-v1 fixture index passes the check and reads back what was written', async (t) => {
+  const dir = join(tempDir(t), 'index');
+  cpSync(FIXTURE, dir, { recursive: true }); // a writer would collect files: never touch the fixture
+  const report = checkIndex(dir);
+  assert.ok(report.ok, report.problems.join('; '));
+  assert.equal(report.generation, 2);
+  const index = await Index.open(dir);
+  try {
+    const live = liveDocuments(index);
+    const expected = new Map(FIXTURE_DOCS.filter((d) => d.cid !== 50n).map(({ cid, ...rest }) => [cid, rest]));
+    expected.set(40n, { title: 'Replaced', text: 'the second version of document forty' });
+    assert.deepEqual(live, expected);
+    const segs = index.snapshot().segments;
+    assert.equal(segs.length, 2);
+    let kernel = 0;
+    for (const seg of segs) {
+      const c = seg.postings('kernel', { positions: true });
+      if (c === undefined) continue;
+      for (let d = c.nextDoc(); d !== NO_MORE_DOCS; d = c.nextDoc()) {
+        assert.equal(seg.cid(d), 1n);
+        assert.deepEqual([...c.positions()], [2, 3 + 16 + 4, 3 + 16 + 11]); // title "Installing the kernel"; text tokens 4 and 11
+        kernel++;
+      }
+    }
+    assert.equal(kernel, 1);
+    assert.equal(segs.reduce((n, s) => n + s.docFreq('site:example.org'), 0), 1);
+    assert.equal(segs.reduce((n, s) => n + s.docFreq('cafe'), 0), 1);
+    const w = await index.openWriter(); // and it accepts new commits
+    w.upsert({ cid: 3n, title: 'new', text: 'after the fixture' });
+    assert.equal((await w.commit()).docs, 5);
+    await w.close();
+  } finally {
+    await index.close();
+  }
+});
