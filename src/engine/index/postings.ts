@@ -155,8 +155,8 @@ export class BlockPostingsCursor implements PostingsCursor {
   private readonly blockMinL: Int32Array;
 
   private block = -1;
-  private readonly docs = new Int32Array(BLOCK_SIZE);
-  private readonly freqs = new Int32Array(BLOCK_SIZE);
+  private readonly docs: Int32Array;
+  private readonly freqs: Int32Array;
   private count = 0;
   private i = -1;
   private cur = -1;
@@ -183,6 +183,8 @@ export class BlockPostingsCursor implements PostingsCursor {
     this.minLength = minLength;
     const nBlocks = Math.ceil(docFreq / BLOCK_SIZE);
     this.nBlocks = nBlocks;
+    this.docs = new Int32Array(Math.min(BLOCK_SIZE, docFreq));
+    this.freqs = new Int32Array(Math.min(BLOCK_SIZE, docFreq));
     this.lastDocs = new Int32Array(nBlocks);
     this.docStarts = new Float64Array(nBlocks);
     this.posStarts = new Float64Array(nBlocks);
