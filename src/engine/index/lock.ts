@@ -6,7 +6,7 @@
  * process exits. Both need a crash followed by a race or a wrap-around, and neither corrupts committed
  * data by itself — the manifest rename stays atomic.
  */
-import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, realpathSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConflictError } from '../../errors.js';
 
@@ -29,7 +29,7 @@ export class WriterLock {
   private constructor(readonly path: string) {}
 
   static acquire(dir: string): WriterLock {
-    const path = join(dir, LOCK_FILE);
+    const path = join(realpathSync(dir), LOCK_FILE); // one key per directory however it is spelled
     if (heldHere.has(path)) throw new ConflictError(`The index at ${dir} already has an open writer in this process.`);
     for (let attempt = 0; attempt < 3; attempt++) {
       try {

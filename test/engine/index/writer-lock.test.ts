@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { QuarryError } from '../../../src/errors.js';
 import { Index } from '../../../src/engine/index/index.js';
 import { tempDir } from './fixtures.js';
@@ -21,6 +21,9 @@ test('a second writer in the same process gets ConflictError; close releases the
     const w = await a.openWriter();
     await assert.rejects(a.openWriter(), isConflict);
     await assert.rejects(b.openWriter(), isConflict);
+    const c = await Index.open(join(dir, '.', '..', basename(dir))); // the same directory spelled otherwise
+    await assert.rejects(c.openWriter(), isConflict);
+    await c.close();
     assert.equal(readFileSync(join(dir, 'write.lock'), 'utf8').trim(), String(process.pid));
     await w.close();
     await w.close(); // idempotent
