@@ -13,6 +13,11 @@ export class ByteWriter {
     this.buf = new Uint8Array(Math.max(16, initialCapacity));
   }
 
+  /** Makes room for `need` more bytes, so a caller may then write `buf` directly. */
+  reserve(need: number): void {
+    if (this.length + need > this.buf.length) this.grow(need);
+  }
+
   private grow(need: number): void {
     let cap = this.buf.length * 2;
     while (cap < this.length + need) cap *= 2;

@@ -32,28 +32,45 @@ export function riceParameter(length: number, freq: number): number {
 
 const RICE_ESCAPE = 16;
 
-/** Writes bits MSB first into a ByteWriter. */
+/** Writes bits MSB first into a ByteWriter. Callers `reserve` room first: writes do not check it. */
 class BitWriter {
   private acc = 0;
   private n = 0;
   constructor(private readonly out: ByteWriter) {}
 
+  /** Room for `codes` more Rice codes (an escaped code is at most 52 bits). */
+  reserve(codes: number): void {
+    this.out.reserve(codes * 7 + 8);
+  }
+
   /** Writes the low `bits` (≤ 24) bits of `v`. */
   write(v: number, bits: number): void {
-    this.acc = (this.acc << bits) | v;
-    this.n += bits;
-    while (this.n >= 8) {
-      this.n -= 8;
-      this.out.byte((this.acc >>> this.n) & 0xff);
+    let acc = (this.acc << bits) | v;
+    let n = this.n + bits;
+    if (n >= 8) {
+      const out = this.out;
+      const buf = out.buf;
+      let len = out.length;
+      do {
+        n -= 8;
+        buf[len++] = (acc >>> n) & 0xff;
+      } while (n >= 8);
+      out.length = len;
+      acc &= (1 << n) - 1;
     }
-    this.acc &= (1 << this.n) - 1;
+    this.acc = acc;
+    this.n = n;
   }
 
   rice(v: number, k: number): void {
     const q = v >>> k;
     if (q < RICE_ESCAPE) {
-      this.write(((1 << q) - 1) << 1, q + 1);
-      if (k > 0) this.write(v & ((1 << k) - 1), k);
+      const unary = ((1 << q) - 1) << 1; // q ones, then a zero
+      if (q + 1 + k <= 24) this.write(k > 0 ? (unary << k) | (v & ((1 << k) - 1)) : unary, q + 1 + k);
+      else {
+        this.write(unary, q + 1);
+        this.write(v & ((1 << k) - 1), k);
+      }
     } else {
       this.write((1 << RICE_ESCAPE) - 1, RICE_ESCAPE);
       const b = 32 - Math.clz32(v);
@@ -112,6 +129,7 @@ export function encodeTermPostings(
       const len = lengths[d]!;
       if (len < minLength) minLength = len;
       if (positions !== null) {
+        bits.reserve(f);
         const k = riceParameter(len, f);
         let last = -1;
         for (let j = 0; j < f; j++) {
