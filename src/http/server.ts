@@ -322,7 +322,10 @@ export class QuarryServer {
     const h1 = req.httpVersionMajor !== 2;
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(reply.headers ?? {})) headers[k.toLowerCase()] = v;
-    if (h1 && (closeConnection || this.#state === 'draining')) headers['connection'] = 'close';
+    // An HTTP/1.1 body the handler did not read would be drained after the response, for as long as the
+    // client keeps sending; closing the connection instead bounds what an unread body can cost.
+    const unreadBody = h1 && !(req as IncomingMessage).complete;
+    if (h1 && (closeConnection || unreadBody || this.#state === 'draining')) headers['connection'] = 'close';
     if (!h1) delete headers['connection'];
     const status = reply.status ?? 200;
     if ('json' in reply) {

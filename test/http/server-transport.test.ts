@@ -249,3 +249,25 @@ test('HTTP/1.1: a request head trickled slower than the request timeout is cut o
   await new Promise((resolve) => socket.once('close', resolve));
   clearInterval(trickle);
 });
+
+test('HTTP/1.1: a body the handler does not read closes the connection after the answer; bodiless requests keep it alive', async () => {
+  const srv = await start({ ratePerSecond: 0 });
+  const { connect: tlsConnect } = await import('node:tls');
+  const socket = tlsConnect({ host: '127.0.0.1', port: srv.port, ca: srv.ca, ALPNProtocols: ['http/1.1'], servername: 'localhost' });
+  socket.on('error', () => {});
+  await new Promise((resolve) => socket.once('secureConnect', resolve));
+  let received = '';
+  socket.setEncoding('utf8');
+  socket.on('data', (c: string) => { received += c; });
+  const closed = new Promise((resolve) => socket.once('close', resolve));
+  socket.write('GET /t/hello/a HTTP/1.1\r\nHost: x\r\n\r\n');
+  await new Promise<void>((resolve) => { const check = () => (received.includes('"hello":"a"') ? resolve() : setTimeout(check, 10)); check(); });
+  assert.match(received, /connection: keep-alive/i);
+  // A GET with an endless chunked body: answered, then the connection is closed rather than drained.
+  socket.write('GET /t/hello/b HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n');
+  const feeding = setInterval(() => { if (!socket.destroyed) socket.write('5\r\nhello\r\n'); }, 20);
+  await closed;
+  clearInterval(feeding);
+  assert.match(received, /"hello":"b"/);
+  assert.match(received.slice(received.indexOf('"hello":"a"')), /connection: close/i);
+});
