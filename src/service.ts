@@ -1,13 +1,16 @@
 /**
  * The composition root: the one place that builds every part of Quarry and wires them into one running
- * service over one data directory. Order of start: state database → event bus → TLS material → auth
- * (policy + routes) → corpora (opened in the background: search answers 503 `unavailable` until they are)
- * → event routes → control plane → OpenAPI document → HTTPS server. `close()` undoes it in reverse:
- * announce `shutdown` on the bus, drain the server (in-flight requests finish, long-lived streams end),
- * stop the control plane, close the corpora (an in-flight commit is finished or abandoned by the engine,
- * never half-applied), close the database. `close()` is idempotent.
+ * service over one data directory. Start, in order: state database → event bus → TLS material → auth
+ * (policy + route group) → search routes → event routes → control plane (recovers interrupted operations,
+ * reconciles targets) → OpenAPI document from every group → HTTPS server listening → corpora opened and
+ * the own corpus indexed in the background (until then search answers 503 `unavailable` + Retry-After).
  *
- * Nothing here knows HTTP details or engine details; it only knows which factory needs what.
+ * `close()` (idempotent) undoes it: announce `shutdown` on the bus, drain the server (in-flight requests
+ * finish, long-lived streams end), then close the newest part first — corpora (a running indexing is
+ * stopped; an in-flight commit is finished or abandoned by the engine, never half-applied), control
+ * plane, auth, database. A start that fails half-way closes what it had opened.
+ *
+ * Nothing here knows HTTP or engine details; it only knows which factory needs what.
  */
 import { join, resolve } from 'node:path';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
