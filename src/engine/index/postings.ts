@@ -5,7 +5,8 @@
  *
  *   skip table, one entry per block:  lastDocDelta · docBytes · posBytes · maxFreq · minLength
  *                                     (absent when the term has a single block: most terms)
- *   block data, concatenated:         per doc: (docDelta << 1 | freq == 1) [· freq when freq > 1]
+ *   block data, concatenated:         a full block (128 docs) bit-packed, see packFullBlock;
+ *                                     a partial one per doc: (docDelta << 1 | freq == 1) [· freq when > 1]
  *
  * and in the positions stream, per block a bit stream (MSB first, padded to a byte at the block's end)
  * holding, per doc in order, `freq` gaps `position − previous − 1` (previous = −1 before the first),
@@ -41,6 +42,18 @@ class BitWriter {
   /** Room for `codes` more Rice codes (an escaped code is at most 52 bits). */
   reserve(codes: number): void {
     this.out.reserve(codes * 7 + 8);
+  }
+
+  reserveBytes(n: number): void {
+    this.out.reserve(n);
+  }
+
+  /** Writes the low `bits` (≤ 31) bits of `v`. */
+  writeWide(v: number, bits: number): void {
+    if (bits > 24) {
+      this.write(v >>> 16, bits - 16);
+      this.write(v & 0xffff, 16);
+    } else this.write(v, bits);
   }
 
   /** Writes the low `bits` (≤ 24) bits of `v`. */
@@ -88,6 +101,42 @@ class BitWriter {
   }
 }
 
+/** Bits needed for `v` (0 for 0). */
+function bitWidth(v: number): number {
+  return 32 - Math.clz32(v);
+}
+
+/**
+ * A full block, bit-packed (frame of reference): `u8 gapBits · u8 freqBits`, then 128 gaps
+ * `doc − previous − 1` of gapBits each, then 128 `freq − 1` of freqBits each, MSB first, padded to a byte.
+ */
+function packFullBlock(docs: ArrayLike<number>, freqs: ArrayLike<number>, from: number, prevLast: number, out: ByteWriter): void {
+  let maxGap = 0;
+  let maxF = 0;
+  let prev = prevLast;
+  for (let i = from; i < from + BLOCK_SIZE; i++) {
+    const gap = docs[i]! - prev - 1;
+    prev = docs[i]!;
+    if (gap > maxGap) maxGap = gap;
+    if (freqs[i]! - 1 > maxF) maxF = freqs[i]! - 1;
+  }
+  const gapBits = bitWidth(maxGap);
+  const freqBits = bitWidth(maxF);
+  out.byte(gapBits);
+  out.byte(freqBits);
+  const w = new BitWriter(out);
+  w.reserveBytes(Math.ceil((BLOCK_SIZE * (gapBits + freqBits)) / 8) + 8);
+  prev = prevLast;
+  if (gapBits > 0) {
+    for (let i = from; i < from + BLOCK_SIZE; i++) {
+      w.writeWide(docs[i]! - prev - 1, gapBits);
+      prev = docs[i]!;
+    }
+  }
+  if (freqBits > 0) for (let i = from; i < from + BLOCK_SIZE; i++) w.writeWide(freqs[i]! - 1, freqBits);
+  w.flush();
+}
+
 /** Appends one term's postings (docs ascending, freqs ≥ 1, positions flat, per doc ascending). */
 export function encodeTermPostings(
   docs: ArrayLike<number>,
@@ -115,15 +164,18 @@ export function encodeTermPostings(
     let prev = prevLast;
     let maxFreq = 0;
     let minLength = 0xffffffff;
+    if (to - from === BLOCK_SIZE) packFullBlock(docs, freqs, from, prevLast, scratch);
     for (let i = from; i < to; i++) {
       const d = docs[i]!;
       const f = freqs[i]!;
       const delta = d - prev;
       prev = d;
-      if (f === 1) scratch.varint(delta * 2 + 1);
-      else {
-        scratch.varint(delta * 2);
-        scratch.varint(f);
+      if (to - from < BLOCK_SIZE) {
+        if (f === 1) scratch.varint(delta * 2 + 1);
+        else {
+          scratch.varint(delta * 2);
+          scratch.varint(f);
+        }
       }
       if (f > maxFreq) maxFreq = f;
       const len = lengths[d]!;
@@ -151,6 +203,47 @@ export function encodeTermPostings(
 }
 
 const EMPTY_POSITIONS = new Int32Array(0);
+
+/** Decodes a block written by packFullBlock at byte `p`. */
+function unpackFullBlock(b: Uint8Array, p: number, prev: number, docs: Int32Array, freqs: Int32Array): void {
+  const gapBits = b[p]!;
+  const freqBits = b[p + 1]!;
+  let bp = (p + 2) * 8;
+  if (gapBits === 0) {
+    for (let i = 0; i < BLOCK_SIZE; i++) docs[i] = ++prev;
+  } else if (gapBits <= 24) {
+    const drop = 32 - gapBits;
+    for (let i = 0; i < BLOCK_SIZE; i++) {
+      const at = bp >>> 3;
+      const w = ((b[at]! << 24) | (b[at + 1]! << 16) | (b[at + 2]! << 8) | b[at + 3]!) << (bp & 7);
+      prev += (w >>> drop) + 1;
+      docs[i] = prev;
+      bp += gapBits;
+    }
+  } else {
+    for (let i = 0; i < BLOCK_SIZE; i++) {
+      prev += readBits(b, bp, gapBits - 16) * 65536 + readBits(b, bp + gapBits - 16, 16) + 1;
+      docs[i] = prev;
+      bp += gapBits;
+    }
+  }
+  if (freqBits === 0) {
+    freqs.fill(1);
+  } else if (freqBits <= 24) {
+    const drop = 32 - freqBits;
+    for (let i = 0; i < BLOCK_SIZE; i++) {
+      const at = bp >>> 3;
+      const w = ((b[at]! << 24) | (b[at + 1]! << 16) | (b[at + 2]! << 8) | b[at + 3]!) << (bp & 7);
+      freqs[i] = (w >>> drop) + 1;
+      bp += freqBits;
+    }
+  } else {
+    for (let i = 0; i < BLOCK_SIZE; i++) {
+      freqs[i] = readBits(b, bp, freqBits - 16) * 65536 + readBits(b, bp + freqBits - 16, 16) + 1;
+      bp += freqBits;
+    }
+  }
+}
 
 /** `bits` (1–24) bits of `b` starting at bit `bp`, MSB first. */
 function readBits(b: Uint8Array, bp: number, bits: number): number {
@@ -264,9 +357,14 @@ export class BlockPostingsCursor implements PostingsCursor {
     const b = this.data;
     let p = this.docStarts[k]!;
     let prev = k === 0 ? -1 : this.lastDocs[k - 1]!;
-    const n = k === this.nBlocks - 1 ? this.docFreq - k * BLOCK_SIZE : BLOCK_SIZE;
+    let n = k === this.nBlocks - 1 ? this.docFreq - k * BLOCK_SIZE : BLOCK_SIZE;
+    const count = n;
     const docs = this.docs;
     const freqs = this.freqs;
+    if (n === BLOCK_SIZE) {
+      unpackFullBlock(b, p, prev, docs, freqs);
+      n = 0; // decoded
+    }
     for (let i = 0; i < n; i++) {
       let x = b[p++]!;
       if (x >= 0x80) {
@@ -300,7 +398,7 @@ export class BlockPostingsCursor implements PostingsCursor {
       docs[i] = prev;
     }
     this.block = k;
-    this.count = n;
+    this.count = count;
     this.i = -1;
     if (k > this.shallow) this.shallow = k;
     this.posBit = this.posStarts[k]! * 8;

@@ -19,6 +19,8 @@ export async function writeFixture(dir: string): Promise<void> {
   const index = await Index.open(dir);
   const w = await index.openWriter();
   for (const d of FIXTURE_DOCS) w.upsert(d);
+  // 130 more, so "common" has a full (bit-packed) block of 128 docs and a partial one
+  for (let i = 0; i < 130; i++) w.upsert({ cid: 1000n + BigInt(i), title: `filler ${i}`, text: `common ${'word '.repeat(i % 5)}end` });
   await w.commit();
   w.upsert({ cid: 40n, title: 'Replaced', text: 'the second version of document forty' });
   w.delete(50n);

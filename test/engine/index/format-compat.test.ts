@@ -25,6 +25,7 @@ test('the format-v1 fixture index passes the check and reads back what was writt
     const live = liveDocuments(index);
     const expected = new Map(FIXTURE_DOCS.filter((d) => d.cid !== 50n).map(({ cid, ...rest }) => [cid, rest]));
     expected.set(40n, { title: 'Replaced', text: 'the second version of document forty' });
+    for (let i = 0; i < 130; i++) expected.set(1000n + BigInt(i), { title: `filler ${i}`, text: `common ${'word '.repeat(i % 5)}end` });
     assert.deepEqual(live, expected);
     const segs = index.snapshot().segments;
     assert.equal(segs.length, 2);
@@ -41,9 +42,23 @@ test('the format-v1 fixture index passes the check and reads back what was writt
     assert.equal(kernel, 1);
     assert.equal(segs.reduce((n, s) => n + s.docFreq('site:example.org'), 0), 1);
     assert.equal(segs.reduce((n, s) => n + s.docFreq('cafe'), 0), 1);
+    const common = segs[0]!.postings('common', { positions: true })!;
+    assert.equal(common.docFreq, 130);
+    let seen = 0;
+    for (let d = common.nextDoc(); d !== NO_MORE_DOCS; d = common.nextDoc()) {
+      const i = Number(segs[0]!.cid(d) - 1000n);
+      assert.equal(segs[0]!.length(d), 4 + (i % 5));
+      assert.deepEqual([...common.positions()], [2 + 16]);
+      assert.equal(common.freq(), 1);
+      seen++;
+    }
+    assert.equal(seen, 130);
+    const word = segs[0]!.postings('word')!;
+    assert.equal(word.advance(0), 5 + 1, 'first doc with "word" is filler 1 (after the 5 named docs)');
+    assert.equal(word.freq(), 1);
     const w = await index.openWriter(); // and it accepts new commits
     w.upsert({ cid: 3n, title: 'new', text: 'after the fixture' });
-    assert.equal((await w.commit()).docs, 5);
+    assert.equal((await w.commit()).docs, 135);
     await w.close();
   } finally {
     await index.close();
