@@ -14,7 +14,8 @@
  * target once; `close()` stops accepting operations, waits for running ones, stops the services.
  */
 import { createHash } from 'node:crypto';
-import { createWriteStream, existsSync, mkdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Principal, Right } from '../auth/principal.js';
@@ -1044,19 +1045,19 @@ function sleep(ms: number): Promise<void> { return new Promise((r) => setTimeout
 /** Streams `body` to `file`, at most `limit` bytes (PayloadTooLargeError past it); returns its digest. */
 async function receive(body: AsyncIterable<Buffer>, file: string, limit: number): Promise<Digest> {
   const h = createHash('sha256');
-  const out = createWriteStream(file, { flags: 'wx' });
+  // A file handle opened before the first byte, not a lazily opening stream: when the body fails, the
+  // caller removes the file and nothing can re-create it afterwards.
+  const fh = await open(file, 'wx');
   let n = 0;
   try {
     for await (const chunk of body) {
       n += chunk.length;
       if (n > limit) throw new PayloadTooLargeError(limit);
       h.update(chunk);
-      if (!out.write(chunk)) await new Promise<void>((r) => out.once('drain', r));
+      await fh.write(chunk);
     }
-    await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
-  } catch (err) {
-    out.destroy();
-    throw err;
+  } finally {
+    await fh.close();
   }
   return `sha256:${h.digest('hex')}`;
 }

@@ -169,6 +169,8 @@ test('an upload over the limit is 413 payload_too_large and leaves no file', asy
     assert.equal(r.json.error.code, 'payload_too_large');
   }
   const { readdirSync } = await import('node:fs');
+  // After a reset the server's handler may still be unwinding: its temp file must be gone once it has.
+  for (let i = 0; i < 200 && readdirSync(join(dataDir, 'control', 'uploads')).length > 0; i++) await new Promise((res) => setTimeout(res, 25));
   assert.deepEqual(readdirSync(join(dataDir, 'control', 'uploads')), []);
   assert.equal((await c.get('/api/deploy_status?target=survey')).json.targets[0].verdict, 'missing');
 });
