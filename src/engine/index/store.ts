@@ -120,7 +120,7 @@ export class StoredReader {
   private fd: number;
   private readonly blocks: Block[] = [];
   private readonly cache = new Map<number, { raw: Uint8Array; starts: Int32Array }>();
-  static readonly CACHE_BLOCKS = 8;
+  static readonly CACHE_BLOCKS = 16;
   readonly bytes: number;
   readonly docCount: number;
 
