@@ -7,6 +7,7 @@ command -v openssl  >/dev/null || need+=(openssl)
 command -v chromium >/dev/null || need+=(chromium)
 command -v protoc   >/dev/null || need+=(protobuf-compiler)
 command -v wrk      >/dev/null || need+=(wrk)
+command -v wget     >/dev/null || need+=(wget)
 [ ${#need[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
   echo "system-deps: missing ${need[*]}; install them (Debian: apt-get install ${need[*]})" >&2

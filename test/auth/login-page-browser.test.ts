@@ -29,7 +29,8 @@ before(async () => {
     db.close();
   }
   srv = await startServer({ dataDir, waitFor: 'listening' });
-  if (existsSync(CHROMIUM)) browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  assert.ok(existsSync(CHROMIUM), `no chromium at ${CHROMIUM}: scripts/system-deps.sh installs Debian's chromium`);
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
 });
 after(async () => {
   await browser?.close();
@@ -37,7 +38,7 @@ after(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-test('log in through the login page, then call an endpoint that needs a right', { skip: !existsSync(CHROMIUM) && `no chromium at ${CHROMIUM}` }, async () => {
+test('log in through the login page, then call an endpoint that needs a right', async () => {
   const context = await browser.newContext({ ignoreHTTPSErrors: true }); // the test server's self-signed certificate
   const page = await context.newPage();
   const errors: string[] = [];

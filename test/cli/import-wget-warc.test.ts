@@ -22,7 +22,8 @@ const PAGES: Record<string, { type: string; body: Buffer; gzip?: boolean }> = {
   '/logo.png': { type: 'image/png', body: Buffer.from([0x89, 0x50, 0x4e, 0x47]) },
 };
 
-test('a WARC written by wget imports its HTML and text pages', { skip: !hasWget && 'wget is not installed' }, async () => {
+test('a WARC written by wget imports its HTML and text pages', async () => {
+  assert.ok(hasWget, 'wget is required (scripts/system-deps.sh installs it)');
   const dir = mkdtempSync(join(tmpdir(), 'quarry-wget-'));
   const server = createServer((req, res) => {
     const page = PAGES[req.url ?? ''];
