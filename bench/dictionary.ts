@@ -19,16 +19,23 @@ function arg(name: string): string | undefined {
   return i > 0 ? process.argv[i + 1] : undefined;
 }
 
-function timeEach<T>(inputs: T[], f: (x: T) => unknown): { p50: number; p99: number; mean: number } {
+/** Wall and CPU time of `f` on each input, after a warm-up pass (the dictionary caches nothing). */
+function timeEach<T>(inputs: T[], f: (x: T) => unknown): { p50: number; p99: number; mean: number; cpuP50: number; cpuMean: number } {
   for (const x of inputs) f(x); // warm-up
   const ms: number[] = [];
+  const cpu: number[] = [];
   for (const x of inputs) {
+    const c = process.cpuUsage();
     const t = process.hrtime.bigint();
     f(x);
     ms.push(Number(process.hrtime.bigint() - t) / 1e6);
+    const u = process.cpuUsage(c);
+    cpu.push((u.user + u.system) / 1000);
   }
   ms.sort((a, b) => a - b);
-  return { p50: percentile(ms, 50), p99: percentile(ms, 99), mean: ms.reduce((a, b) => a + b, 0) / ms.length };
+  cpu.sort((a, b) => a - b);
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  return { p50: percentile(ms, 50), p99: percentile(ms, 99), mean: mean(ms), cpuP50: percentile(cpu, 50), cpuMean: mean(cpu) };
 }
 
 async function main(): Promise<void> {
@@ -87,7 +94,14 @@ async function main(): Promise<void> {
     words.push(f.length >= 9 ? typo(typo(f)) : typo(f));
   }
   const complete = timeEach(prefixes, (p) => dict.complete(p, 10));
+  const tRev = performance.now();
+  dict.correct('abcdefghijkl', docs.length); // builds the reversed forms (lazily, on the first correction)
+  const reversedMs = performance.now() - tRev;
+  const short = words.filter((w) => w.length < 9);
+  const long = words.filter((w) => w.length >= 9);
   const correct = timeEach(words, (w) => dict.correct(w, docs.length));
+  const correctShort = timeEach(short, (w) => dict.correct(w, docs.length));
+  const correctLong = timeEach(long, (w) => dict.correct(w, docs.length));
   const corrected = words.filter((w) => dict.correct(w, docs.length) !== undefined).length;
 
   console.log('');
@@ -96,9 +110,12 @@ async function main(): Promise<void> {
   console.log(`| distinct forms | ${dict.size} |`);
   console.log(`| merge of ${segments} sources (median of 3) | ${fmt(merges[1]!, 0)} ms |`);
   console.log(`| range-argmax tree (first completion) | ${fmt(treeMs, 0)} ms |`);
-  console.log(`| heap held by the dictionary | ${fmt(heapDelta / MB, 0)} MiB |`);
-  console.log(`| complete(prefix of 1–4 chars, 10): p50 / p99 | ${fmt(complete.p50, 4)} / ${fmt(complete.p99, 4)} ms |`);
-  console.log(`| correct(misspelling): p50 / p99 / mean | ${fmt(correct.p50, 3)} / ${fmt(correct.p99, 3)} / ${fmt(correct.mean, 3)} ms |`);
+  console.log(`| heap held by the dictionary (forms shared with the sources) | ${fmt(heapDelta / MB, 0)} MiB |`);
+  console.log(`| complete(prefix of 1–4 chars, 10): wall p50 / p99; CPU p50 | ${fmt(complete.p50, 4)} / ${fmt(complete.p99, 4)} ms; ${fmt(complete.cpuP50, 4)} ms |`);
+  console.log(`| reversed forms (first correction) | ${fmt(reversedMs, 0)} ms |`);
+  console.log(`| correct(misspelling), all ${words.length}: wall p50 / p99 / mean; CPU p50 / mean | ${fmt(correct.p50, 3)} / ${fmt(correct.p99, 3)} / ${fmt(correct.mean, 3)} ms; ${fmt(correct.cpuP50, 3)} / ${fmt(correct.cpuMean, 3)} ms |`);
+  console.log(`| … words of 4–8 letters (${short.length}, one edit) | ${fmt(correctShort.p50, 3)} / ${fmt(correctShort.p99, 3)} / ${fmt(correctShort.mean, 3)} ms; ${fmt(correctShort.cpuP50, 3)} / ${fmt(correctShort.cpuMean, 3)} ms |`);
+  console.log(`| … words of 9+ letters (${long.length}, two edits) | ${fmt(correctLong.p50, 3)} / ${fmt(correctLong.p99, 3)} / ${fmt(correctLong.mean, 3)} ms; ${fmt(correctLong.cpuP50, 3)} / ${fmt(correctLong.cpuMean, 3)} ms |`);
   console.log(`| misspellings given a correction | ${corrected} of ${words.length} |`);
 }
 

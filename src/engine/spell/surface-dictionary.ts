@@ -197,17 +197,20 @@ export class SurfaceDictionary {
     if (m < 4 || m > MAX_CORRECT_LENGTH) return undefined;
     const own = this.df(word);
     if (own > RARE_FRACTION * totalDocs) return undefined;
-    const maxDist = m >= 9 ? 2 : 1;
     let best = -1;
-    let bestDist = maxDist + 1;
-    this.search(word, maxDist, (i, d) => {
+    let bestDist = Infinity;
+    const consider = (i: number, d: number) => {
       const df = this.dfs[i]!;
       if (df <= own || d === 0) return;
       if (d < bestDist || (d === bestDist && (df > this.dfs[best]! || (df === this.dfs[best]! && i < best)))) {
         best = i;
         bestDist = d;
       }
-    });
+    };
+    // smallest distance first: a candidate at distance 1 beats every one at 2, so the (far costlier)
+    // distance-2 search runs only when distance 1 offers none
+    this.search(word, 1, consider);
+    if (best < 0 && m >= 9) this.search(word, 2, consider);
     return best < 0 ? undefined : this.forms[best];
   }
 
