@@ -18,6 +18,7 @@ import { WriterLock } from './lock.js';
 import { EMPTY_MANIFEST, manifestFiles, readManifest, writeManifest, type Manifest, type ManifestSegment } from './manifest.js';
 import { findMerges } from './merge-policy.js';
 import { mergeSegments } from './merge.js';
+import { runCooperatively, runSync } from './steps.js';
 import type { StoreOptions } from './store.js';
 import { IDX_EXT, isDeleted, SegmentCore, SegmentView, STO_EXT, type DeletedBits } from './segment-reader.js';
 import { SegmentBuilder, type IndexedDocument } from './segment-writer.js';
@@ -403,12 +404,24 @@ class DiskIndexWriter implements IndexWriter {
     return this.index.loadCoreLocked(name);
   }
 
-  /** Turns the buffered documents into a segment and applies their deletes to the older segments. */
+  /**
+   * Turns the buffered documents into a segment and applies their deletes to the older segments:
+   * synchronously when `upsert` overflows the buffer, cooperatively (yielding to the event loop) in
+   * `commit()`.
+   */
   private flushLocked(): void {
+    this.installFlushLocked(this.builder.maxDoc > 0 ? runSync(this.builder.encode(this.storeOptions())) : undefined);
+  }
+
+  private async flushCooperativelyLocked(): Promise<void> {
+    this.installFlushLocked(this.builder.maxDoc > 0 ? await runCooperatively(this.builder.encode(this.storeOptions())) : undefined);
+  }
+
+  private installFlushLocked(encoded: { idx: Buffer; sto: Buffer } | undefined): void {
     this.applyDeletesLocked(this.pendingDeletes);
     this.pendingDeletes = new Set();
-    if (this.builder.maxDoc > 0) {
-      const core = this.writeSegmentLocked(this.builder.encode(this.storeOptions()));
+    if (encoded !== undefined) {
+      const core = this.writeSegmentLocked(encoded);
       let deleted: DeletedBits | null = null;
       if (this.builderDeleted.length > 0) {
         deleted = new Uint8Array(Math.ceil(core.maxDoc / 8));
@@ -435,7 +448,7 @@ class DiskIndexWriter implements IndexWriter {
       for (const group of merges) {
         const names = new Set(group);
         const sources = this.working.filter((ws) => names.has(ws.core.name));
-        const core = this.writeSegmentLocked(mergeSegments(sources, this.storeOptions()));
+        const core = this.writeSegmentLocked(await runCooperatively(mergeSegments(sources, this.storeOptions())));
         const at = this.working.findIndex((ws) => names.has(ws.core.name));
         this.working = this.working.filter((ws) => !names.has(ws.core.name));
         this.working.splice(at, 0, { core, deleted: null, dirty: false, deletesFile: null });
@@ -454,8 +467,8 @@ class DiskIndexWriter implements IndexWriter {
 
   private async commitLocked(): Promise<CommitInfo> {
     try {
-      this.flushLocked();
-      await yieldToEventLoop(); // a large commit must not stall queries served by this process
+      await this.flushCooperativelyLocked(); // a large commit must not stall queries served by this process
+      await yieldToEventLoop();
       await this.mergeLocked();
       const { manifest: prev } = this.index.currentLocked();
       const generation = prev.generation + 1;

@@ -14,6 +14,7 @@ import { NO_MORE_DOCS } from './types.js';
 import { isDeleted, type DeletedBits, type SegmentCore } from './segment-reader.js';
 import { encodeIdx, type TermPostings } from './segment-writer.js';
 import { HeadsWriter } from './heads.js';
+import { stepClock, type Steps } from './steps.js';
 import { StoreWriter, type StoreOptions } from './store.js';
 
 export interface MergeSource {
@@ -43,7 +44,8 @@ function* unionSorted(lists: readonly (readonly string[])[]): Generator<[string,
   }
 }
 
-export function mergeSegments(sources: readonly MergeSource[], store: StoreOptions): { idx: Buffer; sto: Buffer; maxDoc: number } {
+export function* mergeSegments(sources: readonly MergeSource[], store: StoreOptions): Steps<{ idx: Buffer; sto: Buffer; maxDoc: number }> {
+  const due = stepClock();
   // new doc ids
   const docMaps: Int32Array[] = [];
   const lengths: number[] = [];
@@ -74,6 +76,7 @@ export function mergeSegments(sources: readonly MergeSource[], store: StoreOptio
       for (let d = b.firstDoc; d < b.firstDoc + b.docs && clean; d++) if (isDeleted(deleted, d)) clean = false;
       if (clean) sw.copyBlock(st.readCompressed(k), b.docs, b.raw);
       else for (let d = b.firstDoc; d < b.firstDoc + b.docs; d++) if (!isDeleted(deleted, d)) sw.add(st.get(d));
+      if (due()) yield;
     }
   }
 
@@ -112,6 +115,6 @@ export function mergeSegments(sources: readonly MergeSource[], store: StoreOptio
     surfaces.push([form, df]);
   }
 
-  const idx = encodeIdx({ heads, lengths, cids, termCount, terms, surfaces });
+  const idx = yield* encodeIdx({ heads, lengths, cids, termCount, terms, surfaces });
   return { idx, sto: sw.finish(), maxDoc: lengths.length };
 }

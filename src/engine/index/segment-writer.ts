@@ -25,6 +25,7 @@ import { ByteWriter, utf8Encoder } from './bytes.js';
 import { MAGIC, withFooter } from './footer.js';
 import { encodeTermPostings } from './postings.js';
 import { HeadsWriter } from './heads.js';
+import { stepClock, type Steps } from './steps.js';
 import { encodeStore, type StoreOptions } from './store.js';
 import { SITE_TERM_PREFIX, TITLE_TEXT_POSITION_GAP } from './types.js';
 
@@ -144,8 +145,8 @@ export class SegmentBuilder {
     return doc;
   }
 
-  /** Encodes the segment: the `.idx` and `.sto` file contents. */
-  encode(store: StoreOptions): { idx: Buffer; sto: Buffer; maxDoc: number } {
+  /** Encodes the segment: the `.idx` and `.sto` file contents (run with runSync or runCooperatively). */
+  *encode(store: StoreOptions): Steps<{ idx: Buffer; sto: Buffer; maxDoc: number }> {
     const nTerms = this.termNames.length;
     const nTok = this.tokTerm.length;
     const tokTerm = this.tokTerm.a;
@@ -174,7 +175,7 @@ export class SegmentBuilder {
     const surfaces = this.surfaces;
     const heads = new HeadsWriter();
     for (const d of this.stored) heads.add(d);
-    const idx = encodeIdx({
+    const idx = yield* encodeIdx({
       heads,
       lengths: this.lengths,
       cids: this.cids,
@@ -198,7 +199,8 @@ export class SegmentBuilder {
       },
       surfaces: [...surfaces.keys()].sort().map((sf) => [sf, surfaces.get(sf)!.df] as [string, number]),
     });
-    return { idx, sto: encodeStore(this.stored.map((d) => d.text), store), maxDoc };
+    const sto = yield* encodeStore(this.stored.map((d) => d.text), store);
+    return { idx, sto, maxDoc };
   }
 }
 
@@ -223,8 +225,9 @@ export interface IdxInput {
   surfaces: readonly [string, number][];
 }
 
-/** Encodes a complete `.idx` file (layout at the top of this file). */
-export function encodeIdx(input: IdxInput): Buffer {
+/** Encodes a complete `.idx` file (layout at the top of this file), yielding at checkpoints. */
+export function* encodeIdx(input: IdxInput): Steps<Buffer> {
+  const due = stepClock();
   const maxDoc = input.lengths.length;
   const out = new ByteWriter(1 << 20);
   const sections: Record<string, [number, number]> = {};
@@ -260,6 +263,7 @@ export function encodeIdx(input: IdxInput): Buffer {
     meta.varint(positions.length - q0);
     meta.varint(maxFreq);
     meta.varint(minLength);
+    if ((termList.length & 255) === 0 && due()) yield;
   }
   section('postings', () => out.bytes(postings.view()));
   section('positions', () => out.bytes(positions.view()));

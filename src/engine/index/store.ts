@@ -16,6 +16,7 @@ import { constants as zc, brotliCompressSync, brotliDecompressSync } from 'node:
 import { InternalError } from '../../errors.js';
 import { ByteReader, ByteWriter, utf8Decoder, utf8Encoder } from './bytes.js';
 import { FOOTER_BYTES, MAGIC, readFooter, withFooter } from './footer.js';
+import { stepClock, type Steps } from './steps.js';
 
 
 export interface StoreOptions {
@@ -101,9 +102,13 @@ export class StoreWriter {
 }
 
 /** Encodes the stored fields of `docs` (in doc order) into a complete `.sto` file. */
-export function encodeStore(texts: readonly string[], options: StoreOptions): Buffer {
+export function* encodeStore(texts: readonly string[], options: StoreOptions): Steps<Buffer> {
   const w = new StoreWriter(options);
-  for (const t of texts) w.add(t);
+  const due = stepClock();
+  for (let i = 0; i < texts.length; i++) {
+    w.add(texts[i]!);
+    if ((i & 63) === 0 && due()) yield;
+  }
   return w.finish();
 }
 

@@ -82,3 +82,29 @@ test('searcher() follows the newest commit and is memoized per generation', asyn
     await index.close();
   }
 });
+
+test('queries keep answering from the previous commit while a commit is in flight', async (t) => {
+  const dir = tempDir(t);
+  const index = await Index.open(dir);
+  try {
+    const w = await index.openWriter();
+    w.upsert({ cid: 1n, title: 'old', text: 'first commit' });
+    await w.commit();
+    for (let i = 2; i < 2000; i++) w.upsert({ cid: BigInt(i), title: `doc ${i}`, text: `second commit body ${i} `.repeat(20) });
+    const seen: number[] = [];
+    const committing = w.commit();
+    // the commit yields to the event loop: a query scheduled now runs before it completes
+    await new Promise<void>((resolve) => setImmediate(() => {
+      seen.push(index.searcher().search('commit').total);
+      assert.throws(() => w.upsert({ cid: 5n, title: 'x', text: 'y' }), (e: unknown) => (e as { code?: string }).code === 'conflict', 'no upsert while committing');
+      resolve();
+    }));
+    const info = await committing;
+    assert.deepEqual(seen, [1], 'the query saw the previous commit');
+    assert.equal(info.docs, 1999);
+    assert.equal(index.searcher().search('commit').total, 1999);
+    await w.close();
+  } finally {
+    await index.close();
+  }
+});
