@@ -40,7 +40,9 @@ export class SurfaceDictionary {
   private tree: Int32Array | undefined;
   private treeSize = 0;
   /** The forms reversed and sorted, for the backward half of the correction search; built lazily. */
-  private reversed: { forms: string[]; index: Int32Array } | undefined;
+  private reversed: { forms: string[]; index: Int32Array; ends: Int32Array[] } | undefined;
+  /** Jump tables of the forward forms for the correction walk (see `prefixEnds`); built lazily. */
+  private forwardEnds: Int32Array[] | undefined;
 
   private constructor(forms: string[], dfs: Uint32Array) {
     this.forms = forms;
@@ -238,17 +240,17 @@ export class SurfaceDictionary {
   private search(word: string, maxDist: number, found: (index: number, distance: number) => void): void {
     const span = word.length - maxDist - 1;
     if (maxDist === 0 || span <= 0) {
-      this.walkWithin(this.forms, word, maxDist, 0, found);
+      this.walkWithin(this.forms, this.forwardEnds ??= prefixEnds(this.forms), word, maxDist, 0, found);
       return;
     }
     const h = span >> 1;
-    this.walkWithin(this.forms, word, maxDist, h, found);
+    this.walkWithin(this.forms, this.forwardEnds ??= prefixEnds(this.forms), word, maxDist, h, found);
     const reversed = this.reversedForms();
-    this.walkWithin(reversed.forms, reverse(word), maxDist, span - h, (k, d) => found(reversed.index[k]!, d));
+    this.walkWithin(reversed.forms, reversed.ends, reverse(word), maxDist, span - h, (k, d) => found(reversed.index[k]!, d));
   }
 
   /** The forms reversed (code unit by code unit), sorted, with each one's index in `forms`; built once. */
-  private reversedForms(): { forms: string[]; index: Int32Array } {
+  private reversedForms(): { forms: string[]; index: Int32Array; ends: Int32Array[] } {
     if (this.reversed === undefined) {
       const n = this.forms.length;
       const rev = new Array<string>(n);
@@ -259,7 +261,7 @@ export class SurfaceDictionary {
       index.sort((x, y) => (rev[x]! < rev[y]! ? -1 : rev[x]! > rev[y]! ? 1 : 0));
       const forms = new Array<string>(n);
       for (let k = 0; k < n; k++) forms[k] = rev[index[k]!]!;
-      this.reversed = { forms, index };
+      this.reversed = { forms, index, ends: prefixEnds(forms) };
     }
     return this.reversed;
   }
@@ -273,7 +275,8 @@ export class SurfaceDictionary {
    * reused. Pruning is sound for OSA because a transposition cell D[d+1][j+1] = D[d-1][j-1] + 1 is never
    * below D[d][j], so once a whole row exceeds maxDist every deeper row does too.
    */
-  private walkWithin(forms: readonly string[], word: string, maxDist: number, strictDepth: number, found: (index: number, distance: number) => void): void {
+  private walkWithin(forms: readonly string[], ends: readonly Int32Array[], word: string, maxDist: number, strictDepth: number,
+    found: (index: number, distance: number) => void): void {
     const m = word.length;
     const width = m + 1;
     const maxDepth = m + maxDist;
@@ -330,7 +333,7 @@ export class SurfaceDictionary {
       if (pruned > 0) {
         // nothing under f[0..pruned) can come back within the budget: skip its whole range
         pathLen = pruned - 1;
-        i = prefixEnd(forms, f, pruned, i);
+        i = pruned <= JUMP_DEPTH ? ends[pruned - 1]![i]! : prefixEnd(forms, f, pruned, i);
       } else if (f.length <= maxDepth) {
         pathLen = f.length;
         if (f.length >= m - maxDist) {
@@ -341,7 +344,7 @@ export class SurfaceDictionary {
       } else {
         // f is deeper than any match can be, and so is everything under its first maxDepth+1 characters
         pathLen = maxDepth;
-        i = prefixEnd(forms, f, maxDepth + 1, i);
+        i = maxDepth + 1 <= JUMP_DEPTH ? ends[maxDepth]![i]! : prefixEnd(forms, f, maxDepth + 1, i);
       }
     }
   }
@@ -400,6 +403,38 @@ export class SurfaceDictionary {
     this.tree = tree;
     this.treeSize = size;
   }
+}
+
+/**
+ * Depth of the jump tables: most of the correction walk's skips happen within the first few characters,
+ * where ranges are large and a search for their end costs dozens of comparisons each.
+ */
+const JUMP_DEPTH = 4;
+
+/**
+ * `ends[d - 1][i]` = the first index after i whose form does not share forms[i]'s first d code units, for
+ * d = 1..JUMP_DEPTH and forms[i] at least d long (other entries unused): the end of the range the walk
+ * skips when it prunes at depth d, in O(1). One backward scan per depth; 4·JUMP_DEPTH bytes per form.
+ */
+function prefixEnds(forms: readonly string[]): Int32Array[] {
+  const n = forms.length;
+  const out: Int32Array[] = [];
+  for (let d = 1; d <= JUMP_DEPTH; d++) {
+    const ends = new Int32Array(n);
+    for (let i = n - 1; i >= 0; i--) {
+      const f = forms[i]!;
+      if (i + 1 < n && f.length >= d && sharePrefix(f, forms[i + 1]!, d)) ends[i] = ends[i + 1]!;
+      else ends[i] = i + 1;
+    }
+    out.push(ends);
+  }
+  return out;
+}
+
+function sharePrefix(a: string, b: string, len: number): boolean {
+  if (b.length < len) return false;
+  for (let c = 0; c < len; c++) if (a.charCodeAt(c) !== b.charCodeAt(c)) return false;
+  return true;
 }
 
 /**
