@@ -212,7 +212,7 @@ function section(o: Options, name: string, docs: number, queries: number, inproc
     `\`quarry serve\` process over TLS 1.3 on loopback (HTTP/1.1, rate limit off), driven by Debian's \`wrk\``,
     `(${o.threads} thread${o.threads === 1 ? '' : 's'}, ${o.durationS} s per row, after a ${o.warmupS} s warm-up). In-process: \`searcher.search\``,
     `over the same mix with the handler's options (page 0, 20 results, snippets), one thread, ${o.inprocS} s. ${machine()}.`,
-    `Server, wrk and the benchmark share the machine's cores; other work on the machine shows in the load average, ${fmt(load.before, 1)} before the run and ${fmt(load.after, 1)} after it (1-minute).`,
+    `Server, wrk and the benchmark share the machine's cores; other work on the machine shows in the load average, ${fmt(load.before, 1)} before the run and ${fmt(load.after, 1)} after it (1-minute). On this shared machine a row can differ by up to 2× between runs: compare rows within one run, and the ratio rather than absolute figures.`,
     '',
     `In-process: **${fmt(inproc.qps, 0)} searches/s** (p50 ${fmt(inproc.p50Ms)} ms, p99 ${fmt(inproc.p99Ms)} ms).`,
     '',
