@@ -228,25 +228,27 @@ export class SurfaceDictionary {
    *
    * A plain walk of the implicit trie prunes nothing at depths ≤ maxDist (any prefix that short is within
    * maxDist of the empty prefix) and little just below, so with distance 2 it touches a good part of a
-   * large dictionary. Instead, two walks with a stricter budget near the root: walk 1 over the forms
-   * allows only maxDist − 1 edits in candidate prefixes of length ≤ h, walk 2 does the same over the
-   * reversed forms with the reversed word and h'. Charge each edit of an optimal alignment to the
-   * shortest prefix whose row accounts for it: at depth t forward and t' backward, with
-   * t + t' ≥ |form| ≥ m − maxDist. Walk 1 misses a form only if all its ≤ maxDist edits have t ≤ h, walk 2
-   * only if all have t' ≤ h'; both at once would need t + t' ≤ h + h' = m − maxDist − 1 for every edit,
-   * a contradiction. So the union is exact, and each walk mostly follows prefixes of one half of the
-   * word with at most maxDist − 1 typos. (fast-check compares it with a naive scan.)
+   * large dictionary. Instead, two walks with a stricter budget near the root:
+   * - walk F over the forms allows only maxDist − 1 edits in candidate prefixes of length ≤ a;
+   * - walk R over the reversed forms, with the reversed word, allows no edit in the first a' characters;
+   * with a + a' = m − maxDist − 1. Charge each edit of an optimal alignment to the shortest prefix whose
+   * row accounts for it: at depth t forward and t' backward, with t + t' ≥ |form| ≥ m − maxDist. If no
+   * edit has t' ≤ a', walk R finds the form. Otherwise that edit has t ≥ m − maxDist − a' > a, so at most
+   * maxDist − 1 edits fall at depths ≤ a and walk F finds it. So the union is exact; walk R follows one
+   * exact suffix, walk F prefixes with at most maxDist − 1 typos. (fast-check compares it with a naive
+   * scan.)
    */
   private search(word: string, maxDist: number, found: (index: number, distance: number) => void): void {
     const span = word.length - maxDist - 1;
+    const forward = this.forwardEnds ??= prefixEnds(this.forms);
     if (maxDist === 0 || span <= 0) {
-      this.walkWithin(this.forms, this.forwardEnds ??= prefixEnds(this.forms), word, maxDist, 0, found);
+      this.walkWithin(this.forms, forward, word, maxDist, 0, 0, found);
       return;
     }
-    const h = span >> 1;
-    this.walkWithin(this.forms, this.forwardEnds ??= prefixEnds(this.forms), word, maxDist, h, found);
+    const a = (span + 1) >> 1;
+    this.walkWithin(this.forms, forward, word, maxDist, a, maxDist - 1, found);
     const reversed = this.reversedForms();
-    this.walkWithin(reversed.forms, reversed.ends, reverse(word), maxDist, span - h, (k, d) => found(reversed.index[k]!, d));
+    this.walkWithin(reversed.forms, reversed.ends, reverse(word), maxDist, span - a, 0, (k, d) => found(reversed.index[k]!, d));
   }
 
   /** The forms reversed (code unit by code unit), sorted, with each one's index in `forms`; built once. */
@@ -268,7 +270,7 @@ export class SurfaceDictionary {
 
   /**
    * Calls `found(index, distance)` for every form of the sorted array `forms` within `maxDist` of `word`
-   * whose prefixes of length ≤ `strictDepth` are each within maxDist − 1 of some prefix of the word, in
+   * whose prefixes of length ≤ `strictDepth` are each within `strictBudget` of some prefix of the word, in
    * ascending order. The walk
    * keeps `rows[d]` = the distance row of the candidate prefix of length d against every prefix of `word`
    * (row[j] = distance(prefix, word[0..j))); rows up to the common prefix with the previous form are
@@ -276,7 +278,7 @@ export class SurfaceDictionary {
    * below D[d][j], so once a whole row exceeds maxDist every deeper row does too.
    */
   private walkWithin(forms: readonly string[], ends: readonly Int32Array[], word: string, maxDist: number, strictDepth: number,
-    found: (index: number, distance: number) => void): void {
+    strictBudget: number, found: (index: number, distance: number) => void): void {
     const m = word.length;
     const width = m + 1;
     const maxDepth = m + maxDist;
@@ -324,7 +326,7 @@ export class SurfaceDictionary {
           rows[cur + j] = v;
           if (v < rowMin) rowMin = v;
         }
-        if (rowMin > (d <= strictDepth ? maxDist - 1 : maxDist)) {
+        if (rowMin > (d <= strictDepth ? strictBudget : maxDist)) {
           pruned = d;
           break;
         }
