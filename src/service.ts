@@ -13,7 +13,7 @@
  * Nothing here knows HTTP or engine details; it only knows which factory needs what.
  */
 import { join, resolve } from 'node:path';
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { createAuth } from './auth/index.js';
 import { createControlPlane } from './control/index.js';
 import { openCorpora, type Corpora } from './corpora/index.js';
@@ -163,12 +163,6 @@ async function startServiceWith(options: ServiceOptions, closers: (() => Promise
       await opening.catch(() => undefined);
       for (const c of closers.reverse()) {
         try { await c(); } catch (err) { log.error('quarry: error while closing', err); }
-      }
-      if (corpora && !ownReady) {
-        // The own corpus's indexing was stopped before it finished. Its source fingerprint must not claim
-        // otherwise, or the next start would "reuse" a partial index; without the file the next start
-        // reads the sources again (docs/data-directory.md: losing it is always safe).
-        try { rmSync(join(dataDir, 'index', 'own.sources.json'), { force: true }); } catch { /* best effort */ }
       }
     })();
     return closing;

@@ -353,6 +353,9 @@ export class Corpora {
       if (QuarryError.is(err) && err.code === 'conflict') return { reused: false, busy: true, ...base };
       throw err;
     }
+    // A stopped run (shutdown) keeps what it committed, but its fingerprint must not claim the sources
+    // are indexed: without a new one, the next start reads the changed files again.
+    if (report.aborted) return { reused: false, ...base, report };
     onProgress?.({ phase: OWN_PHASE, done: changed.length, total: changed.length });
     const after = idx.stats();
     const fp: Fingerprint = {
