@@ -259,7 +259,9 @@ export class QuarryServer {
       } catch (err) {
         principalError = err;
       }
-      const retryAfter = this.#rate.take(principal?.capId !== undefined ? `cap:${principal.capId}` : `ip:${remoteAddress}`);
+      // The client is the root capability: each attenuation gets a new id but must not get a new bucket.
+      const client = principal?.rootCapId ?? principal?.capId;
+      const retryAfter = this.#rate.take(client !== undefined ? `cap:${client}` : `ip:${remoteAddress}`);
       if (retryAfter > 0) throw new RateLimitedError(retryAfter);
       if (principalError !== undefined) throw principalError;
 

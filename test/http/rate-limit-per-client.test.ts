@@ -1,12 +1,15 @@
 // The rate limit of CONTRACT §1 keys clients by capability id, else by IP address: over real HTTPS with real
 // capabilities (minted with `quarry cap mint` on the server's data directory), two capabilities used from
-// the same address have separate buckets, and the anonymous bucket of that address is a third one.
+// the same address have separate buckets, and the anonymous bucket of that address is a third one. The
+// client is the root capability: a capability its holder narrowed (a new id) draws on its root's bucket, or
+// attenuating would multiply the allowance.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { rawRequest } from '../support/client.js';
 import { REPO_ROOT, startServer } from '../support/server.js';
+import { attenuateOffline } from '../../src/auth/capability.js';
 
 function mint(dataDir: string): string {
   const r = spawnSync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src/cli/main.ts'), 'cap', 'mint', '--rights', 'search', '--data', dataDir], {
@@ -33,6 +36,8 @@ test('each capability has its own bucket; anonymous callers share their address\
     assert.equal(refused.status, 429);
     assert.equal(refused.json.error.code, 'rate_limited');
     assert.match(refused.headers['retry-after'] ?? '', /^[1-9][0-9]*$/);
+    const narrowed = attenuateOffline(a, [`expires < ${new Date(Date.now() + 3_600_000).toISOString()}`]);
+    assert.equal((await get(narrowed)).status, 429, 'a narrowed capability shares its root\'s bucket');
   } finally {
     assert.equal((await srv.stop()).code, 0);
   }
