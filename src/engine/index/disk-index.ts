@@ -19,7 +19,7 @@ import { EMPTY_MANIFEST, manifestFiles, readManifest, writeManifest, type Manife
 import { findMerges } from './merge-policy.js';
 import { mergeSegments } from './merge.js';
 import { runCooperatively, runSync } from './steps.js';
-import type { StoreOptions } from './store.js';
+import { BlockCache, DEFAULT_STORED_CACHE_BYTES, type StoreOptions } from './store.js';
 import { IDX_EXT, isDeleted, SegmentCore, SegmentView, STO_EXT, type DeletedBits } from './segment-reader.js';
 import { SegmentBuilder, type IndexedDocument } from './segment-writer.js';
 import { checkIndex, type CheckReport } from './check.js';
@@ -33,6 +33,7 @@ export interface ResolvedIndexOptions {
   maxMergedBytes: number;
   storedBlockBytes: number;
   storedQuality: number;
+  storedCacheBytes: number;
 }
 
 export function resolveIndexOptions(o: IndexOptions = {}): ResolvedIndexOptions {
@@ -43,6 +44,7 @@ export function resolveIndexOptions(o: IndexOptions = {}): ResolvedIndexOptions 
     maxMergedBytes: o.maxMergedBytes ?? 0,
     storedBlockBytes: o.storedBlockBytes ?? 64 * 1024,
     storedQuality: o.storedQuality ?? 5,
+    storedCacheBytes: o.storedCacheBytes ?? DEFAULT_STORED_CACHE_BYTES,
   };
   const positive = (k: keyof ResolvedIndexOptions, min: number, max = Number.MAX_SAFE_INTEGER) => {
     const v = r[k];
@@ -54,6 +56,7 @@ export function resolveIndexOptions(o: IndexOptions = {}): ResolvedIndexOptions 
   positive('maxMergedBytes', 0);
   positive('storedBlockBytes', 1);
   positive('storedQuality', 0, 11);
+  positive('storedCacheBytes', 0);
   return r;
 }
 
@@ -123,9 +126,12 @@ export class Index {
   private closed = false;
   private searcherCache: { generation: number; searcher: Searcher } | undefined;
   readonly options: ResolvedIndexOptions;
+  /** Decompressed text blocks of every segment, bounded by `storedCacheBytes`. */
+  private readonly blockCache: BlockCache;
 
   private constructor(readonly dir: string, options: ResolvedIndexOptions) {
     this.options = options;
+    this.blockCache = new BlockCache(options.storedCacheBytes);
     this.state = { manifest: EMPTY_MANIFEST, views: [], snapshot: { generation: 0, segments: [], docs: 0, bytes: 0 } };
   }
 
@@ -182,7 +188,7 @@ export class Index {
   private core(name: string): SegmentCore {
     let c = this.cores.get(name);
     if (c === undefined) {
-      c = new SegmentCore(this.dir, name);
+      c = new SegmentCore(this.dir, name, this.blockCache);
       this.cores.set(name, c);
     }
     return c;

@@ -13,7 +13,7 @@ import { ByteReader, utf8Decoder } from './bytes.js';
 import { MAGIC, verifiedPayload } from './footer.js';
 import { BlockPostingsCursor } from './postings.js';
 import { HeadsReader } from './heads.js';
-import { StoredReader } from './store.js';
+import { StoredReader, type BlockCache } from './store.js';
 import { SITE_TERM_PREFIX, type DocId, type PostingsCursor, type SegmentReader, type StoredDocument } from './types.js';
 
 export const IDX_EXT = '.idx';
@@ -58,8 +58,9 @@ export class SegmentCore {
   readonly bytes: number;
   private cidMap: Map<bigint, number> | undefined;
 
-  /** Loads `<dir>/<name>.idx` and opens `<name>.sto`. Throws ENOENT errors as they are (refresh retries). */
-  constructor(dir: string, readonly name: string) {
+  /** Loads `<dir>/<name>.idx` and opens `<name>.sto`, whose decompressed blocks go to `blockCache` (the
+   *  index's; none = a private one-block cache). Throws ENOENT errors as they are (refresh retries). */
+  constructor(dir: string, readonly name: string, blockCache?: BlockCache) {
     const file = readFileSync(join(dir, name + IDX_EXT));
     const payload = verifiedPayload(file, MAGIC.terms, name + IDX_EXT);
     try {
@@ -122,7 +123,7 @@ export class SegmentCore {
       if (err instanceof InternalError) throw err;
       throw new InternalError(`Segment ${name} is malformed: ${(err as Error).message}`, { cause: err });
     }
-    this.store = new StoredReader(join(dir, name + STO_EXT));
+    this.store = new StoredReader(join(dir, name + STO_EXT), blockCache);
     if (this.store.docCount !== this.maxDoc) {
       this.store.close();
       throw new InternalError(`Segment ${name}: stored fields hold ${this.store.docCount} documents, the index ${this.maxDoc}.`);

@@ -132,4 +132,8 @@ export interface IndexOptions {
   storedBlockBytes?: number;
   /** Brotli quality (0–11) of stored fields. Default 5. */
   storedQuality?: number;
+  /** Bytes of decompressed stored-text blocks kept in memory, shared by the index's segments (an LRU).
+   *  A result page with snippets reads one block per hit; a cached block costs no decompression.
+   *  Default 32 MiB; 0 keeps only the block last read. */
+  storedCacheBytes?: number;
 }

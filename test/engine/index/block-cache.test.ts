@@ -1,0 +1,54 @@
+/**
+ * The stored-text block cache: bounded by raw bytes across all readers of an index, least recently used
+ * first out, a closed reader's blocks dropped; and texts read through a tiny cache equal those read
+ * through a large one (the cache never changes what a fetch returns).
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { BlockCache } from '../../../src/engine/index/store.js';
+import { Index } from '../../../src/engine/index/index.js';
+import { tempDir } from './fixtures.js';
+
+const block = (n: number) => ({ raw: new Uint8Array(n), starts: new Int32Array(0) });
+
+test('the block cache keeps at most maxBytes, evicts the least recently used, drops a closed reader', () => {
+  const c = new BlockCache(300);
+  const a = c.readerId();
+  const b = c.readerId();
+  const key = (r: number, k: number) => r * 2 ** 26 + k;
+  c.set(key(a, 0), block(100));
+  c.set(key(a, 1), block(100));
+  c.set(key(b, 0), block(100));
+  assert.equal(c.size, 300);
+  assert.ok(c.get(key(a, 0)) !== undefined); // now the most recent
+  c.set(key(b, 1), block(100)); // evicts a/1, the least recent
+  assert.equal(c.get(key(a, 1)), undefined);
+  assert.ok(c.get(key(a, 0)) !== undefined);
+  assert.equal(c.size, 300);
+  c.dropReader(b);
+  assert.equal(c.size, 100);
+  assert.equal(c.get(key(b, 0)), undefined);
+  const tiny = new BlockCache(0); // keeps the last block only
+  tiny.set(1, block(50));
+  tiny.set(2, block(50));
+  assert.equal(tiny.size, 50);
+  assert.ok(tiny.get(2) !== undefined);
+});
+
+test('texts read through a zero-byte cache equal those through the default cache', async (t) => {
+  const dir = tempDir(t);
+  const texts = Array.from({ length: 300 }, (_, i) => `document ${i} ` + 'word'.repeat(i % 50) + ' x'.repeat(i));
+  {
+    const index = await Index.open(dir, { storedBlockBytes: 1024 });
+    const w = await index.openWriter();
+    texts.forEach((text, i) => w.upsert({ cid: BigInt(i + 1), title: `t${i}`, text }));
+    await w.commit();
+    await index.close();
+  }
+  for (const storedCacheBytes of [0, 4096, undefined]) {
+    const index = await Index.open(dir, storedCacheBytes === undefined ? {} : { storedCacheBytes });
+    const seg = index.snapshot().segments[0]!;
+    for (const doc of [5, 299, 0, 150, 6, 5, 298]) assert.equal(seg.stored(doc).text, texts[doc], `doc ${doc}, cache ${storedCacheBytes}`);
+    await index.close();
+  }
+});
