@@ -40,9 +40,9 @@ export class SurfaceDictionary {
   private tree: Int32Array | undefined;
   private treeSize = 0;
   /** The forms reversed and sorted, for the backward half of the correction search; built lazily. */
-  private reversed: { forms: string[]; index: Int32Array; ends: Int32Array[] } | undefined;
-  /** Jump tables of the forward forms for the correction walk (see `prefixEnds`); built lazily. */
-  private forwardEnds: Int32Array[] | undefined;
+  private reversed: { packed: PackedForms; index: Int32Array } | undefined;
+  /** The forms packed for the correction walk (see `PackedForms`); built lazily. */
+  private packed: PackedForms | undefined;
 
   private constructor(forms: string[], dfs: Uint32Array) {
     this.forms = forms;
@@ -240,19 +240,19 @@ export class SurfaceDictionary {
    */
   private search(word: string, maxDist: number, found: (index: number, distance: number) => void): void {
     const span = word.length - maxDist - 1;
-    const forward = this.forwardEnds ??= prefixEnds(this.forms);
+    const forward = this.packed ??= pack(this.forms);
     if (maxDist === 0 || span <= 0) {
-      this.walkWithin(this.forms, forward, word, maxDist, 0, 0, found);
+      this.walkWithin(forward, word, maxDist, 0, 0, found);
       return;
     }
     const a = (span + 1) >> 1;
-    this.walkWithin(this.forms, forward, word, maxDist, a, maxDist - 1, found);
+    this.walkWithin(forward, word, maxDist, a, maxDist - 1, found);
     const reversed = this.reversedForms();
-    this.walkWithin(reversed.forms, reversed.ends, reverse(word), maxDist, span - a, 0, (k, d) => found(reversed.index[k]!, d));
+    this.walkWithin(reversed.packed, reverse(word), maxDist, span - a, 0, (k, d) => found(reversed.index[k]!, d));
   }
 
   /** The forms reversed (code unit by code unit), sorted, with each one's index in `forms`; built once. */
-  private reversedForms(): { forms: string[]; index: Int32Array; ends: Int32Array[] } {
+  private reversedForms(): { packed: PackedForms; index: Int32Array } {
     if (this.reversed === undefined) {
       const n = this.forms.length;
       const rev = new Array<string>(n);
@@ -263,7 +263,7 @@ export class SurfaceDictionary {
       index.sort((x, y) => (rev[x]! < rev[y]! ? -1 : rev[x]! > rev[y]! ? 1 : 0));
       const forms = new Array<string>(n);
       for (let k = 0; k < n; k++) forms[k] = rev[index[k]!]!;
-      this.reversed = { forms, index, ends: prefixEnds(forms) };
+      this.reversed = { packed: pack(forms), index };
     }
     return this.reversed;
   }
@@ -277,8 +277,8 @@ export class SurfaceDictionary {
    * reused. Pruning is sound for OSA because a transposition cell D[d+1][j+1] = D[d-1][j-1] + 1 is never
    * below D[d][j], so once a whole row exceeds maxDist every deeper row does too.
    */
-  private walkWithin(forms: readonly string[], ends: readonly Int32Array[], word: string, maxDist: number, strictDepth: number,
-    strictBudget: number, found: (index: number, distance: number) => void): void {
+  private walkWithin(forms: PackedForms, word: string, maxDist: number, strictDepth: number, strictBudget: number,
+    found: (index: number, distance: number) => void): void {
     const m = word.length;
     const width = m + 1;
     const maxDepth = m + maxDist;
@@ -288,21 +288,24 @@ export class SurfaceDictionary {
     const cap = maxDist + 1;
     const rows = new Int32Array((maxDepth + 1) * width).fill(cap);
     for (let j = 0; j <= Math.min(m, maxDist); j++) rows[j] = j;
-    const n = forms.length;
-    // the candidate prefix whose rows 1..pathLen are valid: the first pathLen code units of pathOf
-    let pathOf = '';
+    const { chars, offsets, ends } = forms;
+    const n = offsets.length - 1;
+    // the candidate prefix whose rows 1..pathLen are valid: the first pathLen code units of the form
+    // starting at chars[pathAt]
+    let pathAt = 0;
     let pathLen = 0;
     let i = 0;
     while (i < n) {
-      const f = forms[i]!;
+      const at = offsets[i]!;
+      const len = offsets[i + 1]! - at;
       let l = 0;
-      const lim = Math.min(pathLen, f.length);
-      while (l < lim && pathOf.charCodeAt(l) === f.charCodeAt(l)) l++;
+      const lim = pathLen < len ? pathLen : len;
+      while (l < lim && chars[pathAt + l] === chars[at + l]) l++;
       let d = l + 1;
       let pruned = -1;
-      const depthLimit = Math.min(f.length, maxDepth);
+      const depthLimit = len < maxDepth ? len : maxDepth;
       for (; d <= depthLimit; d++) {
-        const c = f.charCodeAt(d - 1);
+        const c = chars[at + d - 1]!;
         const cur = d * width;
         const prev = cur - width;
         const lo = d > maxDist ? d - maxDist : 1;
@@ -311,6 +314,7 @@ export class SurfaceDictionary {
         if (lo > 1) rows[cur + lo - 1] = cap;
         if (hi < m) rows[cur + hi + 1] = cap;
         let rowMin = lo === 1 ? rows[cur]! : cap;
+        const before = d > 1 ? chars[at + d - 2]! : -1;
         for (let j = lo; j <= hi; j++) {
           const wc = word.charCodeAt(j - 1);
           let v = rows[prev + j - 1]! + (wc === c ? 0 : 1);
@@ -318,7 +322,7 @@ export class SurfaceDictionary {
           if (del < v) v = del;
           const ins = rows[cur + j - 1]! + 1;
           if (ins < v) v = ins;
-          if (d > 1 && j > 1 && c === word.charCodeAt(j - 2) && f.charCodeAt(d - 2) === wc) {
+          if (j > 1 && before === wc && c === word.charCodeAt(j - 2)) {
             const t = rows[prev - width + j - 2]! + 1;
             if (t < v) v = t;
           }
@@ -331,22 +335,22 @@ export class SurfaceDictionary {
           break;
         }
       }
-      pathOf = f;
+      pathAt = at;
       if (pruned > 0) {
-        // nothing under f[0..pruned) can come back within the budget: skip its whole range
+        // nothing under this form's first `pruned` code units can come back within the budget: skip them
         pathLen = pruned - 1;
-        i = pruned <= JUMP_DEPTH ? ends[pruned - 1]![i]! : prefixEnd(forms, f, pruned, i);
-      } else if (f.length <= maxDepth) {
-        pathLen = f.length;
-        if (f.length >= m - maxDist) {
-          const dist = rows[f.length * width + m]!;
+        i = pruned <= JUMP_DEPTH ? ends[pruned - 1]![i]! : packedPrefixEnd(forms, at, pruned, i);
+      } else if (len <= maxDepth) {
+        pathLen = len;
+        if (len >= m - maxDist) {
+          const dist = rows[len * width + m]!;
           if (dist <= maxDist) found(i, dist);
         }
         i++;
       } else {
-        // f is deeper than any match can be, and so is everything under its first maxDepth+1 characters
+        // deeper than any match can be, and so is everything under its first maxDepth+1 code units
         pathLen = maxDepth;
-        i = maxDepth + 1 <= JUMP_DEPTH ? ends[maxDepth]![i]! : prefixEnd(forms, f, maxDepth + 1, i);
+        i = maxDepth + 1 <= JUMP_DEPTH ? ends[maxDepth]![i]! : packedPrefixEnd(forms, at, maxDepth + 1, i);
       }
     }
   }
@@ -409,34 +413,88 @@ export class SurfaceDictionary {
 
 /**
  * Depth of the jump tables: most of the correction walk's skips happen within the first few characters,
- * where ranges are large and a search for their end costs dozens of comparisons each.
+ * where ranges are large and a search for their end costs dozens of comparisons each. 4·JUMP_DEPTH bytes
+ * per form and direction.
  */
 const JUMP_DEPTH = 4;
 
 /**
- * `ends[d - 1][i]` = the first index after i whose form does not share forms[i]'s first d code units, for
- * d = 1..JUMP_DEPTH and forms[i] at least d long (other entries unused): the end of the range the walk
- * skips when it prunes at depth d, in O(1). One backward scan per depth; 4·JUMP_DEPTH bytes per form.
+ * The forms as the correction walk reads them: every form's code units in one `Uint16Array` (`offsets[i]`
+ * to `offsets[i + 1]`), so the walk's inner loops read a typed array instead of strings of several
+ * representations (one-byte, two-byte, sliced), and `ends`, the jump tables:
+ * `ends[d - 1][i]` = the first index after i whose form does not share form i's first d code units, for
+ * d = 1..JUMP_DEPTH and form i at least d long (other entries unused) — the end of the range the walk
+ * skips when it prunes at depth d, in O(1).
  */
-function prefixEnds(forms: readonly string[]): Int32Array[] {
-  const n = forms.length;
-  const out: Int32Array[] = [];
-  for (let d = 1; d <= JUMP_DEPTH; d++) {
-    const ends = new Int32Array(n);
-    for (let i = n - 1; i >= 0; i--) {
-      const f = forms[i]!;
-      if (i + 1 < n && f.length >= d && sharePrefix(f, forms[i + 1]!, d)) ends[i] = ends[i + 1]!;
-      else ends[i] = i + 1;
-    }
-    out.push(ends);
-  }
-  return out;
+interface PackedForms {
+  chars: Uint16Array;
+  offsets: Int32Array;
+  ends: Int32Array[];
 }
 
-function sharePrefix(a: string, b: string, len: number): boolean {
-  if (b.length < len) return false;
-  for (let c = 0; c < len; c++) if (a.charCodeAt(c) !== b.charCodeAt(c)) return false;
+function pack(forms: readonly string[]): PackedForms {
+  const n = forms.length;
+  const offsets = new Int32Array(n + 1);
+  let total = 0;
+  for (let i = 0; i < n; i++) {
+    offsets[i] = total;
+    total += forms[i]!.length;
+  }
+  offsets[n] = total;
+  const chars = new Uint16Array(total);
+  for (let i = 0; i < n; i++) {
+    const f = forms[i]!;
+    const at = offsets[i]!;
+    for (let c = 0; c < f.length; c++) chars[at + c] = f.charCodeAt(c);
+  }
+  const ends: Int32Array[] = [];
+  for (let d = 1; d <= JUMP_DEPTH; d++) {
+    const e = new Int32Array(n);
+    for (let i = n - 1; i >= 0; i--) {
+      e[i] = i + 1 < n && packedSharePrefix(chars, offsets, i, i + 1, d) ? e[i + 1]! : i + 1;
+    }
+    ends.push(e);
+  }
+  return { chars, offsets, ends };
+}
+
+/** Whether forms a and b are both at least `len` long and share their first `len` code units. */
+function packedSharePrefix(chars: Uint16Array, offsets: Int32Array, a: number, b: number, len: number): boolean {
+  const pa = offsets[a]!;
+  const pb = offsets[b]!;
+  if (offsets[a + 1]! - pa < len || offsets[b + 1]! - pb < len) return false;
+  for (let c = 0; c < len; c++) if (chars[pa + c] !== chars[pb + c]) return false;
   return true;
+}
+
+/**
+ * First index ≥ `from` whose form does not start with the `len` code units at chars[keyAt], given that
+ * the forms from `from` on are ≥ that prefix; gallops, then bisects (the walk's deep skips are short).
+ */
+function packedPrefixEnd(forms: PackedForms, keyAt: number, len: number, from: number): number {
+  const { chars, offsets } = forms;
+  const n = offsets.length - 1;
+  const has = (k: number) => {
+    const at = offsets[k]!;
+    if (offsets[k + 1]! - at < len) return false;
+    for (let c = 0; c < len; c++) if (chars[at + c] !== chars[keyAt + c]) return false;
+    return true;
+  };
+  let lo = from;
+  let step = 1;
+  let hi = from + 1;
+  while (hi < n && has(hi)) {
+    lo = hi;
+    step <<= 1;
+    hi = from + step;
+  }
+  if (hi > n) hi = n;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (has(mid)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /**
