@@ -12,8 +12,12 @@
  *   segment tree of range-argmax (a heap of sub-ranges, O(limit · log n)), so a one-letter prefix with
  *   100k forms costs no more than a long one;
  * - correction: a depth-first walk of that implicit trie carrying one row of the edit-distance matrix per
- *   depth; when every cell of a row exceeds the allowed distance, no form under that prefix can come
- *   back within it, and the walk jumps past the prefix's whole range by binary search.
+ *   depth; when every cell of a row exceeds the allowed budget, no form under that prefix can come back
+ *   within it, and the walk jumps past the prefix's whole range (jump tables for the first levels, else
+ *   a galloping search). Two walks, one over the forms and one over the reversed forms, each strict near
+ *   its root, find exactly the forms within the distance (see `search`). Distance 1 is tried first;
+ *   distance 2 only when it finds nothing. The walks read packed copies of the forms (one Uint16Array),
+ *   built with the reversed forms on the first correction.
  *
  * Distance is the optimal-string-alignment variant of Damerau–Levenshtein (insert, delete, substitute,
  * transpose two adjacent characters, no substring edited twice) — the "restricted" distance that Lucene's
