@@ -5,6 +5,7 @@
  * repository) repeated `--repeat` times with fresh cids, or a synthetic Zipf corpus when none exists.
  *
  *   node --import tsx bench/index-build.ts [--corpus path.jsonl] [--repeat 4] [--quality 5] [--block 32768]
+ *     [--cache bytes]   (storedCacheBytes of the index read back: 0 makes every text fetch cold)
  */
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -68,7 +69,8 @@ console.log(`analysis only:   ${(textBytes / MB / cpu(c0)).toFixed(1)} MB/s of C
 
 const dir = mkdtempSync(join(tmpdir(), 'quarry-index-build-'));
 try {
-  const tuning: { storedQuality?: number; storedBlockBytes?: number; maxBufferedBytes?: number } = {};
+  const tuning: { storedQuality?: number; storedBlockBytes?: number; maxBufferedBytes?: number; storedCacheBytes?: number } = {};
+  if (process.argv.includes('--cache')) tuning.storedCacheBytes = Number(arg('cache', '0'));
   if (process.argv.includes('--quality')) tuning.storedQuality = Number(arg('quality', '5'));
   if (process.argv.includes('--block')) tuning.storedBlockBytes = Number(arg('block', '65536'));
   if (process.argv.includes('--buffer')) tuning.maxBufferedBytes = Number(arg('buffer', '0')) * MB;

@@ -114,8 +114,10 @@ export function* encodeStore(texts: readonly string[], options: StoreOptions): S
 }
 
 interface CachedBlock {
+  /** The block's raw bytes, or a prefix of them holding its first `docs` documents whole. */
   raw: Uint8Array;
   starts: Int32Array;
+  docs: number;
 }
 
 /**
@@ -196,6 +198,10 @@ export class StoredReader {
   private readonly blocks: Block[] = [];
   private readonly cache: BlockCache;
   private readonly cacheId: number;
+  /** A document among the first this fraction of its block's is read from a decompressed prefix. */
+  static readonly PARTIAL_FRACTION = 0.75;
+  /** Compressed bytes read for a prefix, as a multiple of the proportional share. */
+  static readonly PARTIAL_MARGIN = 1.2;
   readonly bytes: number;
   readonly docCount: number;
 
@@ -245,37 +251,83 @@ export class StoredReader {
     return this.blocks[k]!;
   }
 
-  /** The compressed bytes of block `k`, as stored. */
-  readCompressed(k: number): Buffer {
+  /** The compressed bytes of block `k`, as stored (only the first `bytes` of them when given). */
+  readCompressed(k: number, bytes?: number): Buffer {
     const b = this.blocks[k]!;
-    const compressed = Buffer.allocUnsafe(b.compressed);
+    const size = bytes === undefined ? b.compressed : Math.min(bytes, b.compressed);
+    const compressed = Buffer.allocUnsafe(size);
     let got = 0;
-    while (got < b.compressed) {
-      const n = readSync(this.fd, compressed, got, b.compressed - got, b.offset + got);
+    while (got < size) {
+      const n = readSync(this.fd, compressed, got, size - got, b.offset + got);
       if (n === 0) throw new InternalError(`Stored-fields file ${this.path} ends inside block ${k}.`);
       got += n;
     }
     return compressed;
   }
 
-  private block(k: number): CachedBlock {
+  /**
+   * Block `k` decompressed at least through its document `need`. A document in the first part of a
+   * block (`PARTIAL_FRACTION` of its documents) is read by decompressing a proportional prefix of the
+   * compressed bytes (Brotli flushes what a truncated stream decodes to), so a cold fetch costs about
+   * half a block on average instead of a whole one; the partial block is cached for the documents it
+   * holds, and replaced by the whole block when a later one is asked for.
+   */
+  private block(k: number, need: number): CachedBlock {
     const key = this.cacheId * 2 ** 26 + k;
     const hit = this.cache.get(key);
-    if (hit !== undefined) return hit;
+    if (hit !== undefined && need < hit.docs) return hit;
     const b = this.blocks[k]!;
+    const fraction = (need + 1) / b.docs;
+    if (fraction <= StoredReader.PARTIAL_FRACTION && (hit === undefined || hit.raw.length < b.raw)) {
+      // Documents differ in size, so read a margin beyond the proportional share (slack for short blocks).
+      const want = Math.ceil(b.compressed * fraction * StoredReader.PARTIAL_MARGIN) + 512;
+      if (want < b.compressed) {
+        let part: Buffer | undefined;
+        try {
+          part = brotliDecompressSync(this.readCompressed(k, want), { finishFlush: zc.BROTLI_OPERATION_FLUSH });
+        } catch {
+          part = undefined; // the whole block below decides whether the file is damaged
+        }
+        if (part !== undefined && part.length < b.raw) {
+          const entry = this.parse(part, b, k, false);
+          if (need < entry.docs) {
+            if (k < 2 ** 26) this.cache.set(key, entry);
+            return entry;
+          }
+        }
+      }
+    }
     const raw = brotliDecompressSync(this.readCompressed(k));
     if (raw.length !== b.raw) throw new InternalError(`Stored-fields file ${this.path}: block ${k} decompresses to ${raw.length} bytes, expected ${b.raw}.`);
-    const starts = new Int32Array(b.docs);
-    const r = new ByteReader(raw);
-    for (let i = 0; i < b.docs; i++) {
-      starts[i] = r.pos;
-      const n = r.varint();
-      r.pos += n;
-    }
-    if (r.pos !== raw.length) throw new InternalError(`Stored-fields file ${this.path}: block ${k} has trailing bytes.`);
-    const entry = { raw, starts };
+    const entry = this.parse(raw, b, k, true);
     if (k < 2 ** 26) this.cache.set(key, entry);
     return entry;
+  }
+
+  /** Record starts of the documents wholly inside `raw` (all of them when `whole`, else a prefix). */
+  private parse(raw: Uint8Array, b: Block, k: number, whole: boolean): CachedBlock {
+    const starts = new Int32Array(b.docs);
+    const r = new ByteReader(raw);
+    let docs = 0;
+    for (; docs < b.docs; docs++) {
+      if (!whole && r.pos >= raw.length) break;
+      const at = r.pos;
+      let n: number;
+      try {
+        n = r.varint();
+      } catch (err) {
+        if (whole) throw new InternalError(`Stored-fields file ${this.path}: block ${k} is malformed.`, { cause: err });
+        break;
+      }
+      if (r.pos + n > raw.length) {
+        if (whole) throw new InternalError(`Stored-fields file ${this.path}: block ${k} has a record past its end.`);
+        break;
+      }
+      starts[docs] = at;
+      r.pos += n;
+    }
+    if (whole && r.pos !== raw.length) throw new InternalError(`Stored-fields file ${this.path}: block ${k} has trailing bytes.`);
+    return { raw, starts, docs };
   }
 
   /** The text of `doc`. */
@@ -289,8 +341,9 @@ export class StoredReader {
       if (blocks[mid]!.firstDoc <= doc) lo = mid;
       else hi = mid - 1;
     }
-    const { raw, starts } = this.block(lo);
-    const r = new ByteReader(raw, starts[doc - blocks[lo]!.firstDoc]!);
+    const i = doc - blocks[lo]!.firstDoc;
+    const { raw, starts } = this.block(lo, i);
+    const r = new ByteReader(raw, starts[i]!);
     return utf8Decoder.decode(r.bytes(r.varint()));
   }
 
