@@ -258,16 +258,30 @@ export class SurfaceDictionary {
   /** The forms reversed (code unit by code unit), sorted, with each one's index in `forms`; built once. */
   private reversedForms(): { packed: PackedForms; index: Int32Array } {
     if (this.reversed === undefined) {
-      const n = this.forms.length;
-      const rev = new Array<string>(n);
-      for (let i = 0; i < n; i++) rev[i] = reverse(this.forms[i]!);
-      // sorting indices (a typed array, so no boxing) beat sorting tagged strings and mapping back
+      const { chars, offsets } = this.packed ??= pack(this.forms);
+      const n = offsets.length - 1;
+      // each form's code units reversed in place of its own, then the forms' order sorted by them: no
+      // string is built, and the sort compares integers (multikey quicksort, not string comparisons)
+      const rchars = new Uint16Array(chars.length);
+      for (let i = 0; i < n; i++) {
+        const from = offsets[i]!;
+        const to = offsets[i + 1]!;
+        for (let k = 0; k < to - from; k++) rchars[from + k] = chars[to - 1 - k]!;
+      }
       const index = new Int32Array(n);
       for (let i = 0; i < n; i++) index[i] = i;
-      index.sort((x, y) => (rev[x]! < rev[y]! ? -1 : rev[x]! > rev[y]! ? 1 : 0));
-      const forms = new Array<string>(n);
-      for (let k = 0; k < n; k++) forms[k] = rev[index[k]!]!;
-      this.reversed = { packed: pack(forms), index };
+      multikeySort(index, 0, n, 0, rchars, offsets);
+      const sortedChars = new Uint16Array(chars.length);
+      const sortedOffsets = new Int32Array(n + 1);
+      let at = 0;
+      for (let k = 0; k < n; k++) {
+        const i = index[k]!;
+        sortedOffsets[k] = at;
+        sortedChars.set(rchars.subarray(offsets[i]!, offsets[i + 1]!), at);
+        at += offsets[i + 1]! - offsets[i]!;
+      }
+      sortedOffsets[n] = at;
+      this.reversed = { packed: { chars: sortedChars, offsets: sortedOffsets, ends: jumpTables(sortedChars, sortedOffsets) }, index };
     }
     return this.reversed;
   }
@@ -451,6 +465,12 @@ function pack(forms: readonly string[]): PackedForms {
     const at = offsets[i]!;
     for (let c = 0; c < f.length; c++) chars[at + c] = f.charCodeAt(c);
   }
+  return { chars, offsets, ends: jumpTables(chars, offsets) };
+}
+
+/** The jump tables of packed forms (see `PackedForms`): one backward scan per depth. */
+function jumpTables(chars: Uint16Array, offsets: Int32Array): Int32Array[] {
+  const n = offsets.length - 1;
   const ends: Int32Array[] = [];
   for (let d = 1; d <= JUMP_DEPTH; d++) {
     const e = new Int32Array(n);
@@ -459,7 +479,69 @@ function pack(forms: readonly string[]): PackedForms {
     }
     ends.push(e);
   }
-  return { chars, offsets, ends };
+  return ends;
+}
+
+/**
+ * Sorts `index[lo..hi)` by the code units of the forms they name (chars from `offsets[i]` to
+ * `offsets[i + 1]`), all equal before `depth`, in code-unit order with a prefix first — JavaScript's
+ * string order. Multikey quicksort (Bentley & Sedgewick): three-way partition on the code unit at
+ * `depth` (−1 past a form's end), recurse on the smaller and larger parts, continue one unit deeper on
+ * the equal part; short ranges by insertion sort.
+ */
+function multikeySort(index: Int32Array, lo: number, hi: number, depth: number, chars: Uint16Array, offsets: Int32Array): void {
+  const key = (i: number, d: number) => (offsets[i]! + d < offsets[i + 1]! ? chars[offsets[i]! + d]! : -1);
+  while (hi - lo > 1) {
+    if (hi - lo <= 12) {
+      for (let k = lo + 1; k < hi; k++) {
+        const x = index[k]!;
+        let j = k - 1;
+        while (j >= lo && compareFrom(index[j]!, x, depth, chars, offsets) > 0) {
+          index[j + 1] = index[j]!;
+          j--;
+        }
+        index[j + 1] = x;
+      }
+      return;
+    }
+    const pivot = key(index[lo + ((hi - lo) >> 1)]!, depth);
+    let lt = lo;
+    let gt = hi - 1;
+    let k = lo;
+    while (k <= gt) {
+      const v = key(index[k]!, depth);
+      if (v < pivot) {
+        const t = index[lt]!; index[lt] = index[k]!; index[k] = t;
+        lt++;
+        k++;
+      } else if (v > pivot) {
+        const t = index[gt]!; index[gt] = index[k]!; index[k] = t;
+        gt--;
+      } else {
+        k++;
+      }
+    }
+    multikeySort(index, lo, lt, depth, chars, offsets);
+    multikeySort(index, gt + 1, hi, depth, chars, offsets);
+    if (pivot < 0) return; // the equal part ended at this depth: nothing left to order
+    lo = lt;
+    hi = gt + 1;
+    depth++;
+  }
+}
+
+/** Code-unit comparison of forms a and b from `depth` on (a prefix first). */
+function compareFrom(a: number, b: number, depth: number, chars: Uint16Array, offsets: Int32Array): number {
+  const pa = offsets[a]!;
+  const la = offsets[a + 1]! - pa;
+  const pb = offsets[b]!;
+  const lb = offsets[b + 1]! - pb;
+  for (let d = depth; ; d++) {
+    if (d >= la) return d >= lb ? 0 : -1;
+    if (d >= lb) return 1;
+    const diff = chars[pa + d]! - chars[pb + d]!;
+    if (diff !== 0) return diff;
+  }
 }
 
 /** Whether forms a and b are both at least `len` long and share their first `len` code units. */
