@@ -205,9 +205,12 @@ export function encodeTermPostings(
 const EMPTY_POSITIONS = new Int32Array(0);
 
 /** Decodes a block written by packFullBlock at byte `p`. */
-function unpackFullBlock(b: Uint8Array, p: number, prev: number, docs: Int32Array, freqs: Int32Array): void {
+/**
+ * The doc ids of a full block (its gaps); returns the bit where its freqs start. Freqs are unpacked
+ * separately (`unpackFreqs`), only when a caller asks for one: counting and skipping read docs alone.
+ */
+function unpackGaps(b: Uint8Array, p: number, prev: number, docs: Int32Array): number {
   const gapBits = b[p]!;
-  const freqBits = b[p + 1]!;
   let bp = (p + 2) * 8;
   if (gapBits === 0) {
     for (let i = 0; i < BLOCK_SIZE; i++) docs[i] = ++prev;
@@ -227,6 +230,11 @@ function unpackFullBlock(b: Uint8Array, p: number, prev: number, docs: Int32Arra
       bp += gapBits;
     }
   }
+  return bp;
+}
+
+/** The 128 freqs of a full block, `freqBits` each from bit `bp`. */
+function unpackFreqs(b: Uint8Array, bp: number, freqBits: number, freqs: Int32Array): void {
   if (freqBits === 0) {
     freqs.fill(1);
   } else if (freqBits <= 24) {
@@ -324,6 +332,9 @@ export class BlockPostingsCursor implements PostingsCursor {
   private readonly docs: Int32Array;
   private readonly freqs: Int32Array;
   private count = 0;
+  /** Bit where the current full block's freqs start while they are not unpacked yet, else −1. */
+  private freqBitPos = -1;
+  private freqBits = 0;
   private i = -1;
   private cur = -1;
   private shallow = 0;
@@ -381,7 +392,14 @@ export class BlockPostingsCursor implements PostingsCursor {
   }
 
   freq(): number {
+    if (this.freqBitPos >= 0) this.loadFreqs();
     return this.freqs[this.i]!;
+  }
+
+  /** Unpacks the current full block's freqs, deferred by `decodeBlock`. */
+  private loadFreqs(): void {
+    unpackFreqs(this.data, this.freqBitPos, this.freqBits, this.freqs);
+    this.freqBitPos = -1;
   }
 
   private decodeBlock(k: number): void {
@@ -392,9 +410,11 @@ export class BlockPostingsCursor implements PostingsCursor {
     const count = n;
     const docs = this.docs;
     const freqs = this.freqs;
+    this.freqBitPos = -1;
     if (n === BLOCK_SIZE) {
-      unpackFullBlock(b, p, prev, docs, freqs);
-      n = 0; // decoded
+      this.freqBits = b[p + 1]!;
+      this.freqBitPos = unpackGaps(b, p, prev, docs);
+      n = 0; // decoded (freqs on demand)
     }
     for (let i = 0; i < n; i++) {
       let x = b[p++]!;
@@ -479,6 +499,7 @@ export class BlockPostingsCursor implements PostingsCursor {
     if (this.posIdx === this.i + 1 && this.lastPositions !== null) return this.lastPositions;
     const b = posData;
     let bp = this.posBit;
+    if (this.freqBitPos >= 0) this.loadFreqs();
     const freqs = this.freqs;
     const docs = this.docs;
     const lengths = this.lengths!;
