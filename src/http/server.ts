@@ -228,7 +228,9 @@ export class QuarryServer {
     const ac = new AbortController();
     let settled = false;
     res.on('close', () => {
-      if (!res.writableFinished) ac.abort(new Error('The client went away.'));
+      // An HTTP/2 stream reset by the client reports its response as finished (the compat layer ends it on
+      // close), so `writableFinished` alone misses it; `req.aborted` says the client went away first.
+      if (!res.writableFinished || req.aborted) ac.abort(new Error('The client went away.'));
       this.#longLived.delete(ac);
       if (h1Socket) {
         const n = (this.#h1Sockets.get(h1Socket) ?? 1) - 1;

@@ -166,6 +166,31 @@ test('a request past the request timeout gets 503 unavailable with Retry-After, 
   release?.();
 });
 
+test('a client that goes away mid-request aborts its handler, over HTTP/2 (stream reset) and HTTP/1.1 (socket closed)', async () => {
+  const srv = await start({ ratePerSecond: 0 });
+  const handlerStarted = () => new Promise<void>((resolve) => { started.push(resolve); });
+  // A hang guard, not a timing assertion: without the abort the test would wait for the request timeout.
+  const abortedSoon = () => Promise.race([aborted, new Promise((resolve) => setTimeout(resolve, 20_000, 'not aborted'))]);
+
+  const session = http2.connect(srv.url, { ca: srv.ca });
+  let up = handlerStarted();
+  const stream = session.request({ ':path': '/t/slow' });
+  stream.on('error', () => {});
+  await up;
+  stream.close(http2.constants.NGHTTP2_CANCEL);
+  assert.notEqual(await abortedSoon(), 'not aborted', 'HTTP/2 stream reset aborts ctx.signal');
+  release?.();
+  session.close();
+
+  up = handlerStarted();
+  const req = https.get(`${srv.url}/t/slow`, { ca: srv.ca, agent: false, ALPNProtocols: ['http/1.1'] } as https.RequestOptions);
+  req.on('error', () => {});
+  await up;
+  req.destroy();
+  assert.notEqual(await abortedSoon(), 'not aborted', 'HTTP/1.1 socket close aborts ctx.signal');
+  release?.();
+});
+
 test('an internal error is 500 internal with a generic message; its stack is logged, not sent', async () => {
   const srv = await start({ ratePerSecond: 0 });
   const r = await rawRequest(srv, 'GET', '/t/boom', undefined);
