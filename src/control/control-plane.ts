@@ -693,7 +693,7 @@ export class ControlPlane {
       this.store.setVersionState(target, v.version, 'promoting');
       generation = this.store.setDesiredInTx(target, v.version);
     }).immediate();
-    this.#publish('deploy.started', { op_id: opId, kind, version: v.version, digest: v.digest, from, generation }, target);
+    this.#publish('deploy.started', { op_id: opId, op_kind: kind, version: v.version, digest: v.digest, from, generation }, target);
     try {
       await this.releases.materialize(target, v.version, v.digest);
       this.store.setVersionState(target, v.version, 'verifying');

@@ -7,6 +7,8 @@
  * returns undefined and the stream sends `reset`).
  */
 
+import { InternalError } from '../errors.js';
+
 export type EventKind =
   | 'snapshot'
   | 'reset'
@@ -55,6 +57,8 @@ export type SnapshotProvider = (view: SnapshotView) => unknown;
 const SEE_ALL: SnapshotView = { canSeeTarget: () => true };
 /** Fields every event's data already carries; a snapshot part may not shadow them. */
 const RESERVED_PARTS = new Set(['v', 'seq', 'ts', 'kind', 'target', 'reason']);
+/** Fields every event's data carries, set by the bus itself (`target` from the third argument of `publish`). */
+const ENVELOPE_FIELDS = ['v', 'seq', 'ts', 'kind', 'target'] as const;
 
 export interface EventBusOptions {
   /** Events kept for `Last-Event-ID` replay; CONTRACT §5 requires at least 10,000. */
@@ -81,6 +85,10 @@ export class EventBus {
 
   /** Publishes an event to every listener and the replay buffer. `target` marks events about a target. */
   publish(kind: EventKind, payload: Record<string, unknown> = {}, target?: string): BusEvent {
+    // The envelope's fields would silently overwrite these: a publisher using one has a bug, not an event.
+    for (const key of ENVELOPE_FIELDS) {
+      if (Object.hasOwn(payload, key)) throw new InternalError(`An ${kind} event's payload uses the envelope field ${JSON.stringify(key)}.`);
+    }
     const seq = ++this.#seq;
     const data = { ...payload, v: 1 as const, seq, ts: this.#now().toISOString(), kind };
     const event: BusEvent = target === undefined

@@ -122,6 +122,8 @@ test('all 41 targets: build, stage, promote, second version, rollback', async ()
       assert.equal(s.live?.version, first.get(s.target)!.version);
       assert.equal(s.generation, 3);
       assert.deepEqual(kindsFor(f, s.target, mark), ['deploy.started', 'deploy.verifying', 'deploy.rolled_back', 'deploy.succeeded']);
+      const started = f.events.slice(mark).find((e) => e.target === s.target && e.kind === 'deploy.started');
+      assert.equal(started?.data['op_kind'], 'rollback', 'deploy.started says which operation promotes');
       assert.equal(f.cp.store.getVersion(s.target, second.get(s.target)!.version!)?.state, 'superseded');
     }
     const audit = f.db.prepare(`SELECT action, COUNT(*) AS n FROM audit_log WHERE result = 'ok' GROUP BY action`).all() as { action: string; n: number }[];

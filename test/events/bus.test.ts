@@ -30,3 +30,14 @@ test('a throwing listener does not stop the others', () => {
   bus.publish('shutdown');
   assert.equal(got, 1);
 });
+
+test('a payload that uses an envelope field is a publisher bug, refused before anything is published', () => {
+  const bus = new EventBus({ epoch: '7' });
+  const seen: unknown[] = [];
+  bus.subscribe((e) => seen.push(e));
+  for (const key of ['v', 'seq', 'ts', 'kind', 'target']) {
+    assert.throws(() => bus.publish('deploy.started', { [key]: 'x' }, 'sites'), (err: unknown) => (err as { code?: string }).code === 'internal');
+  }
+  assert.equal(seen.length, 0);
+  assert.equal(bus.lastSeq, 0, 'no sequence number was spent');
+});
