@@ -116,11 +116,15 @@ export function tokenize(text: string, sink: TokenSink, firstPosition = 0, stem 
     if (f === '') {
       // combining mark: belongs to the token in progress (or to nothing)
     } else {
+      // a token that took letters from this code point ends after it (`½` → `1⁄2`: the `1` spans the `½`)
+      let lettersHere = false;
       for (let k = 0; k < f.length; k++) {
         const c = f[k]!;
         if (c === '\u0000') {
-          if (start >= 0) flush(i);
+          if (start >= 0) flush(lettersHere ? i + width : i);
+          lettersHere = false;
         } else {
+          lettersHere = true;
           if (start < 0) start = i;
           buf += c;
         }
