@@ -555,7 +555,7 @@ function packedSharePrefix(chars: Uint16Array, offsets: Int32Array, a: number, b
 
 /**
  * First index ≥ `from` whose form does not start with the `len` code units at chars[keyAt], given that
- * the forms from `from` on are ≥ that prefix; gallops, then bisects (the walk's deep skips are short).
+ * the forms from `from` on are ≥ that prefix.
  */
 function packedPrefixEnd(forms: PackedForms, keyAt: number, len: number, from: number): number {
   const { chars, offsets } = forms;
@@ -566,27 +566,12 @@ function packedPrefixEnd(forms: PackedForms, keyAt: number, len: number, from: n
     for (let c = 0; c < len; c++) if (chars[at + c] !== chars[keyAt + c]) return false;
     return true;
   };
-  let lo = from;
-  let step = 1;
-  let hi = from + 1;
-  while (hi < n && has(hi)) {
-    lo = hi;
-    step <<= 1;
-    hi = from + step;
-  }
-  if (hi > n) hi = n;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (has(mid)) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
+  return gallopEnd(from, n, has);
 }
 
 /**
  * First index ≥ `from` whose form does not start with the first `len` code units of `key`, given that the
- * forms from `from` on are ≥ that prefix. Gallops from `from` before bisecting: the walk's skips are
- * mostly short.
+ * forms from `from` on are ≥ that prefix.
  */
 function prefixEnd(forms: readonly string[], key: string, len: number, from: number): number {
   const n = forms.length;
@@ -596,6 +581,14 @@ function prefixEnd(forms: readonly string[], key: string, len: number, from: num
     for (let c = len - 1; c >= 0; c--) if (f.charCodeAt(c) !== key.charCodeAt(c)) return false;
     return true;
   };
+  return gallopEnd(from, n, has);
+}
+
+/**
+ * First index in [from, n] where `has` fails, given that it holds on a prefix of [from, n) and fails on
+ * the rest. Gallops from `from` before bisecting: the walk's skips are mostly short.
+ */
+function gallopEnd(from: number, n: number, has: (k: number) => boolean): number {
   let lo = from;
   let step = 1;
   let hi = from + 1;
@@ -605,7 +598,7 @@ function prefixEnd(forms: readonly string[], key: string, len: number, from: num
     hi = from + step;
   }
   if (hi > n) hi = n;
-  // every form before lo has the prefix; forms[hi] does not (or hi = n)
+  // every index before lo has it; hi does not (or hi = n)
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
     if (has(mid)) lo = mid + 1;
