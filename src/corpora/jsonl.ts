@@ -7,13 +7,11 @@
  * Lines are split by hand rather than with `readline` so a line over `maxLineBytes` is skipped without
  * ever being held in memory whole.
  */
-import { createReadStream } from 'node:fs';
-import { open } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
-import { createGunzip } from 'node:zlib';
 import { canonicalUrl, hostOf, idKey } from './cid.js';
 import type { IngestDoc, ReadItem } from './ingest.js';
 import { MAX_TITLE_CHARS } from './extract.js';
+import { openImportFile, type ImportStream } from './import-file.js';
 
 export interface JsonlOptions {
   /** Names the collection for `_id` keys. Default: see `defaultCollection`. */
@@ -70,21 +68,14 @@ export function recordToDoc(value: unknown, collection: string): { doc: IngestDo
 /** Reads `file` line by line; yields documents and skips, each skip naming `file:line`. */
 export async function* readJsonl(file: string, options: JsonlOptions): AsyncGenerator<ReadItem> {
   const collection = options.collection ?? defaultCollection(file);
-  // Sniffed before the stream exists: a flowing stream would lose the chunks read meanwhile.
-  let gz: boolean;
+  let opened: ImportStream;
   try {
-    gz = await startsWithGzipMagic(file);
+    opened = await openImportFile(file, options);
   } catch (err) {
     yield { ok: false, where: file, reason: `the file cannot be read: ${(err as Error).message}` };
     return;
   }
-  const raw = createReadStream(file);
-  if (options.progress) {
-    const p = options.progress;
-    raw.on('data', (c) => { p.bytesRead += c.length; });
-  }
-  const stream = gz ? raw.pipe(createGunzip()) : raw;
-  if (gz) raw.on('error', (e) => stream.destroy(e));
+  const { raw, content: stream } = opened;
   let lineNo = 0;
   let parts: Buffer[] = [];
   let partsLen = 0;
@@ -137,17 +128,5 @@ export async function* readJsonl(file: string, options: JsonlOptions): AsyncGene
     }
   } finally {
     raw.destroy(); // also when the consumer stops early
-  }
-}
-
-/** True when `file` begins with the gzip magic number (so `.gz` names are not trusted either way). */
-export async function startsWithGzipMagic(file: string): Promise<boolean> {
-  const fh = await open(file, 'r');
-  try {
-    const b = Buffer.alloc(2);
-    const { bytesRead } = await fh.read(b, 0, 2, 0);
-    return bytesRead === 2 && b[0] === 0x1f && b[1] === 0x8b;
-  } finally {
-    await fh.close();
   }
 }

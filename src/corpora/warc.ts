@@ -14,12 +14,11 @@
  * are documents; redirects, errors, requests, metadata and the rest are skipped silently (they are not
  * malformed, just not documents).
  */
-import { createReadStream } from 'node:fs';
-import { createGunzip, gunzipSync, inflateSync, inflateRawSync, brotliDecompressSync } from 'node:zlib';
+import { gunzipSync, inflateSync, inflateRawSync, brotliDecompressSync } from 'node:zlib';
 import { canonicalUrl, hostOf } from './cid.js';
 import { extractHtml, extractPlain } from './extract.js';
 import type { IngestDoc, ReadItem } from './ingest.js';
-import { startsWithGzipMagic } from './jsonl.js';
+import { openImportFile, type ImportStream } from './import-file.js';
 
 export interface WarcOptions {
   /** A record whose content is longer than this is skipped (reported). */
@@ -231,21 +230,14 @@ export function payloadToDoc(
 
 /** Reads every record of `file`; yields documents and reported skips. */
 export async function* readWarc(file: string, options: WarcOptions): AsyncGenerator<ReadItem> {
-  // Sniffed before the stream exists: a flowing stream would lose the chunks read meanwhile.
-  let gz: boolean;
+  let opened: ImportStream;
   try {
-    gz = await startsWithGzipMagic(file);
+    opened = await openImportFile(file, { ...options, highWaterMark: 256 * 1024 });
   } catch (err) {
     yield { ok: false, where: file, reason: `the file cannot be read: ${(err as Error).message}` };
     return;
   }
-  const raw = createReadStream(file, { highWaterMark: 256 * 1024 });
-  if (options.progress) {
-    const p = options.progress;
-    raw.on('data', (c) => { p.bytesRead += c.length; });
-  }
-  const stream = gz ? raw.pipe(createGunzip()) : raw;
-  if (gz) raw.on('error', (e) => stream.destroy(e));
+  const { raw, content: stream } = opened;
   const r = new ByteReader(stream as AsyncIterable<Buffer>);
   let recordNo = 0;
   try {
