@@ -5,8 +5,10 @@
  *
  * The corpus is split into `segments` document ranges, each range's (form, df) list sorted as a
  * SegmentReader yields it; then it measures `SurfaceDictionary.merge` (what a searcher pays once per
- * snapshot, on first suggest or did-you-mean), `complete` on 1,000 prefixes of 1–4 characters and
- * `correct` on 1,000 misspellings (one random edit, two for words of 9+ letters; seed 7).
+ * snapshot, on first suggest or did-you-mean), `complete` on 1,000 prefixes of 1–4 characters,
+ * `correct` on 1,000 misspellings (one random edit, two for words of 9+ letters; seed 7), and
+ * `SurfaceDictionary.update` (what the next snapshot pays instead of a merge) after a small commit and
+ * after a merge of two segments.
  */
 import { analyzeSurfaces } from '../src/engine/analysis/analyzer.js';
 import { SurfaceDictionary } from '../src/engine/spell/index.js';
@@ -112,6 +114,31 @@ async function main(): Promise<void> {
   const correctLong = timeEach(long, (w) => dict.correct(w, docs.length));
   const corrected = words.filter((w) => dict.correct(w, docs.length) !== undefined).length;
 
+  // what a later snapshot pays instead of a merge (src/engine/query/searcher.ts updates the previous
+  // commit's dictionary): a commit of 50 documents as one new segment, and a merge of two segments into one
+  const byForm = (a: [string, number], b: [string, number]) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
+  const sourceOf = (range: typeof docs) => {
+    const dfs = new Map<string, number>();
+    for (const d of range) for (const form of new Set([...analyzeSurfaces(d.title), ...analyzeSurfaces(d.text)])) dfs.set(form, (dfs.get(form) ?? 0) + 1);
+    return [...dfs].sort(byForm);
+  };
+  const commit = sourceOf(docs.slice(-50));
+  const sum = new Map<string, number>();
+  for (const source of sources.slice(0, 2)) for (const [f, df] of source) sum.set(f, (sum.get(f) ?? 0) + df);
+  const mergedSource = [...sum].sort(byForm);
+  const median3 = (f: () => void) => {
+    const cpu: number[] = [];
+    for (let r = 0; r < 3; r++) {
+      const c = process.cpuUsage();
+      f();
+      const u = process.cpuUsage(c);
+      cpu.push((u.user + u.system) / 1000);
+    }
+    return cpu.sort((a, b) => a - b)[1]!;
+  };
+  const updateCommitMs = median3(() => SurfaceDictionary.update(dict, [], [commit]));
+  const updateMergeMs = median3(() => SurfaceDictionary.update(dict, sources.slice(0, 2), [mergedSource]));
+
   console.log('');
   console.log('| measure | value |');
   console.log('|---|---:|');
@@ -125,6 +152,8 @@ async function main(): Promise<void> {
   console.log(`| … words of 4–8 letters (${short.length}, one edit) | ${fmt(correctShort.p50, 3)} / ${fmt(correctShort.p99, 3)} / ${fmt(correctShort.mean, 3)} ms; ${fmt(correctShort.cpuP50, 3)} / ${fmt(correctShort.cpuMean, 3)} ms |`);
   console.log(`| … words of 9+ letters (${long.length}, two edits) | ${fmt(correctLong.p50, 3)} / ${fmt(correctLong.p99, 3)} / ${fmt(correctLong.mean, 3)} ms; ${fmt(correctLong.cpuP50, 3)} / ${fmt(correctLong.cpuMean, 3)} ms |`);
   console.log(`| misspellings given a correction | ${corrected} of ${words.length} |`);
+  console.log(`| update after a commit of 50 documents (new segment; reversed forms carried over): CPU, median of 3 | ${fmt(updateCommitMs, 0)} ms |`);
+  console.log(`| update after a merge of 2 segments into 1: CPU, median of 3 | ${fmt(updateMergeMs, 0)} ms |`);
 }
 
 main().catch((e) => {

@@ -85,6 +85,47 @@ test('typical corrections: distance 1 below 9 letters, 2 from 9, rarer forms nev
   assert.equal(dict.correct('serchh', 10_000), 'serch'); // absent: the rare 'serch' (df 1 > 0) is the only form within 1
 });
 
+test('a dictionary updated over commits and merges answers as one built from scratch', () => {
+  type Source = [string, number][];
+  const source = dictionary.map((m): Source => [...m].sort((x, y) => (x[0] < y[0] ? -1 : 1)));
+  // a step: drop some of the live sources (a merge folds them into one new source, or they are just gone),
+  // add new ones; whether to ask a correction first decides whether the reversed forms exist to carry over
+  const step = fc.record({ drop: fc.array(fc.nat(), { maxLength: 3 }), fold: fc.boolean(), add: fc.array(source, { maxLength: 2 }), warm: fc.boolean() });
+  fc.assert(fc.property(fc.array(source, { minLength: 1, maxLength: 3 }), fc.array(step, { minLength: 1, maxLength: 5 }), fc.array(word, { minLength: 1, maxLength: 8 }),
+    (initial, steps, probes) => {
+      let live: Source[] = initial;
+      let dict = SurfaceDictionary.merge(live);
+      for (const { drop, fold, add, warm } of steps) {
+        if (warm) dict.within('abcdeabcde', 2);
+        const dropped = new Set(drop.map((d) => d % live.length));
+        const removed = live.filter((_, i) => dropped.has(i));
+        const added = [...add];
+        if (fold && removed.length > 0) {
+          const sum = new Map<string, number>();
+          for (const src of removed) for (const [f, df] of src) sum.set(f, (sum.get(f) ?? 0) + df);
+          added.push([...sum].sort((x, y) => (x[0] < y[0] ? -1 : 1)));
+        }
+        dict = SurfaceDictionary.update(dict, removed, added);
+        dict.verify();
+        live = [...live.filter((_, i) => !dropped.has(i)), ...added];
+      }
+      const fresh = SurfaceDictionary.merge(live);
+      assert.equal(dict.size, fresh.size);
+      for (const [f] of live.flat()) assert.equal(dict.df(f), fresh.df(f), f);
+      for (const w of probes) {
+        for (const k of [1, 2]) assert.deepEqual(dict.within(w, k), fresh.within(w, k), `${w} within ${k}`);
+        assert.deepEqual(dict.complete(w.slice(0, 2), 5), fresh.complete(w.slice(0, 2), 5));
+        assert.equal(dict.correct(w, 1000), fresh.correct(w, 1000));
+      }
+      fresh.verify();
+    }), { numRuns: 300 });
+});
+
+test('an update that removes a form more often than it was added is refused', () => {
+  const dict = SurfaceDictionary.merge([[['abc', 1]]]);
+  assert.throws(() => SurfaceDictionary.update(dict, [[['abc', 2]]], []), /removed more often/);
+});
+
 test('an empty dictionary corrects nothing', () => {
   assert.equal(SurfaceDictionary.empty().correct('anything', 10), undefined);
   assert.equal(SurfaceDictionary.merge([]).correct('anything', 10), undefined);

@@ -23,7 +23,7 @@ import { BlockCache, DEFAULT_STORED_CACHE_BYTES, type StoreOptions } from './sto
 import { IDX_EXT, isDeleted, SegmentCore, SegmentView, STO_EXT, type DeletedBits } from './segment-reader.js';
 import { SegmentBuilder, type IndexedDocument } from './segment-writer.js';
 import { checkIndex, type CheckReport } from './check.js';
-import { createSearcher, type Searcher } from '../query/searcher.js';
+import { createSearcher, dictionaryCarry, type DictionaryCarry, type Searcher } from '../query/searcher.js';
 import type { CommitInfo, DocInput, IndexOptions, SegmentReader } from './types.js';
 
 export interface ResolvedIndexOptions {
@@ -125,6 +125,12 @@ export class Index {
   private writer: DiskIndexWriter | undefined;
   private closed = false;
   private searcherCache: { generation: number; searcher: Searcher } | undefined;
+  /**
+   * The surface dictionary of the last searcher dropped (see `installLocked`), for the next searcher to
+   * update rather than rebuild: a commit then costs suggest and did-you-mean a pass over the dictionary,
+   * not a rebuild of it.
+   */
+  private carriedDictionary: DictionaryCarry | undefined;
   readonly options: ResolvedIndexOptions;
   /** Decompressed text blocks of every segment, bounded by `storedCacheBytes`. */
   private readonly blockCache: BlockCache;
@@ -163,8 +169,10 @@ export class Index {
     this.assertOpen();
     const snap = this.state.snapshot;
     if (this.searcherCache?.generation === snap.generation) return this.searcherCache.searcher;
-    const searcher = createSearcher([...snap.segments], snap.generation, { bytes: snap.bytes });
+    const dictionaryFrom = dictionaryCarry(this.searcherCache?.searcher) ?? this.carriedDictionary;
+    const searcher = createSearcher([...snap.segments], snap.generation, { bytes: snap.bytes, dictionaryFrom });
     this.searcherCache = { generation: snap.generation, searcher };
+    this.carriedDictionary = undefined;
     return searcher;
   }
 
@@ -279,6 +287,7 @@ export class Index {
     return this.core(name);
   }
   /** @internal */ installLocked(m: Manifest, views: SegmentView[]): CommitInfo {
+    this.carriedDictionary = dictionaryCarry(this.searcherCache?.searcher) ?? this.carriedDictionary;
     this.searcherCache = undefined;
     return this.install(m, views);
   }

@@ -270,10 +270,15 @@ export class SegmentView implements SegmentReader {
     return out;
   }
 
-  *surfaceForms(): Iterable<[form: string, docFreq: number]> {
+  surfaceForms(): Iterable<[form: string, docFreq: number]> {
+    // an iterable over the two arrays alone: a searcher keeps it after the segment is merged away
     const forms = this.core.surfaces;
     const dfs = this.core.surfaceDocFreqs;
-    for (let i = 0; i < forms.length; i++) yield [forms[i]!, dfs[i]!];
+    return {
+      *[Symbol.iterator]() {
+        for (let i = 0; i < forms.length; i++) yield [forms[i]!, dfs[i]!];
+      },
+    };
   }
 
   /** The segment's terms in ascending order (for prefix and fuzzy expansion). */

@@ -92,7 +92,9 @@ export interface SegmentReader {
 
   /**
    * Surface forms (analyzed, lower-cased, diacritics folded, NOT stemmed) with the number of documents in
-   * this segment that contain each, deleted included, in ascending code-unit order.
+   * this segment that contain each, deleted included, in ascending code-unit order. The iterable can be
+   * iterated again, and holds the forms only, not the segment (a searcher keeps it to update its surface
+   * dictionary after the segment is merged away).
    */
   surfaceForms(): Iterable<[form: string, docFreq: number]>;
 }

@@ -83,6 +83,11 @@ export interface SearcherOptions {
   plan?: DisjunctionPlan;
   /** Bytes the snapshot's files take on disk, reported by stats(). Default 0. */
   bytes?: number;
+  /**
+   * The surface dictionary of an earlier commit (`dictionaryCarry` of its searcher): this searcher's is
+   * updated from it, for the segments that came and went, instead of being rebuilt from every segment.
+   */
+  dictionaryFrom?: DictionaryCarry;
 }
 
 /** Builds the searcher of one commit over its segments (oldest first; order does not change answers). */
@@ -90,15 +95,43 @@ export function createSearcher(segments: SegmentReader[], generation: number, op
   return new SnapshotSearcher(segments, generation, options);
 }
 
+/**
+ * A built surface dictionary with the forms of the segments it was built from, by segment name: what a
+ * later snapshot's dictionary is updated from (the forms of a segment merged away are still needed then).
+ * It holds no segment, only forms.
+ */
+export interface DictionaryCarry {
+  readonly dictionary: SurfaceDictionary;
+  readonly sources: ReadonlyMap<string, Iterable<readonly [form: string, df: number]>>;
+}
+
+/**
+ * What a later searcher's dictionary can be updated from: `searcher`'s dictionary when built, else the
+ * one it would have been updated from; undefined when neither exists.
+ */
+export function dictionaryCarry(searcher: Searcher | undefined): DictionaryCarry | undefined {
+  return searcher instanceof SnapshotSearcher ? searcher.carry() : undefined;
+}
+
 class SnapshotSearcher implements Searcher {
   readonly docCount: number;
   private readonly snap: Snapshot;
-  private dictionary: SurfaceDictionary | undefined;
+  private readonly bytes: number;
+  private dictionary: DictionaryCarry | undefined;
+  /** What `dictionary` is updated from when first needed; dropped then. */
+  private dictionaryBase: DictionaryCarry | undefined;
   private readonly corrections = new Map<string, string | null>();
 
-  constructor(private readonly segments: SegmentReader[], readonly generation: number, private readonly options: SearcherOptions) {
+  constructor(private readonly segments: SegmentReader[], readonly generation: number, options: SearcherOptions) {
     this.snap = new Snapshot(segments, options.scoring ?? 'int', options.plan ?? 'auto');
     this.docCount = this.snap.docCount;
+    this.bytes = options.bytes ?? 0;
+    this.dictionaryBase = options.dictionaryFrom;
+  }
+
+  /** See `dictionaryCarry`. */
+  carry(): DictionaryCarry | undefined {
+    return this.dictionary ?? this.dictionaryBase;
   }
 
   search(q: string, given?: SearchOptions | null): SearchResult {
@@ -186,8 +219,18 @@ class SnapshotSearcher implements Searcher {
   }
 
   private surfaceDictionary(): SurfaceDictionary {
-    this.dictionary ??= SurfaceDictionary.merge(this.segments.map((s) => s.surfaceForms()));
-    return this.dictionary;
+    if (this.dictionary === undefined) {
+      const sources = new Map(this.segments.map((s) => [s.name, s.surfaceForms()]));
+      const base = this.dictionaryBase;
+      this.dictionaryBase = undefined;
+      const dictionary = base === undefined
+        ? SurfaceDictionary.merge([...sources.values()])
+        : SurfaceDictionary.update(base.dictionary,
+          [...base.sources].filter(([name]) => !sources.has(name)).map(([, forms]) => forms),
+          [...sources].filter(([name]) => !base.sources.has(name)).map(([, forms]) => forms));
+      this.dictionary = { dictionary, sources };
+    }
+    return this.dictionary.dictionary;
   }
 
   get(cid: bigint): StoredDocument | undefined {
@@ -209,6 +252,6 @@ class SnapshotSearcher implements Searcher {
   }
 
   stats(): { docs: number; segments: number; generation: number; bytes: number } {
-    return { docs: this.docCount, segments: this.segments.length, generation: this.generation, bytes: this.options.bytes ?? 0 };
+    return { docs: this.docCount, segments: this.segments.length, generation: this.generation, bytes: this.bytes };
   }
 }

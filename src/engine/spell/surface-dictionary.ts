@@ -35,6 +35,12 @@ const MAX_CORRECT_LENGTH = 48;
 /** A word is "rare" when it is in at most this fraction of the documents (CONTRACT §2: 0.1%). */
 const RARE_FRACTION = 0.001;
 
+/**
+ * `update` carries the reversed forms over when at most 1/CARRY_LIMIT of the forms are new; beyond that
+ * they are rebuilt (lazily) with the multikey sort, which is faster on many forms.
+ */
+const CARRY_LIMIT = 8;
+
 export class SurfaceDictionary {
   /** Ascending, distinct. */
   private readonly forms: string[];
@@ -44,7 +50,7 @@ export class SurfaceDictionary {
   private tree: Int32Array | undefined;
   private treeSize = 0;
   /** The forms reversed and sorted, for the backward half of the correction search; built lazily. */
-  private reversed: { packed: PackedForms; index: Int32Array } | undefined;
+  private reversed: ReversedForms | undefined;
   /** The forms packed for the correction walk (see `PackedForms`); built lazily. */
   private packed: PackedForms | undefined;
 
@@ -123,6 +129,88 @@ export class SurfaceDictionary {
       }
     }
     return new SurfaceDictionary(forms, dfs.slice(0, forms.length));
+  }
+
+  /**
+   * The dictionary of `base`'s sources without `removed` and with `added` (each ascending, as for
+   * `merge`): equal to `merge` of the new set of sources, in time linear in `base`'s size plus the
+   * changes, with no sort of the whole vocabulary. A commit that adds a small segment, or a merge that
+   * replaces segments by one with the same forms, thus costs a pass over the arrays instead of a rebuild;
+   * the reversed forms of the correction search are carried over too when `base` had built them and few
+   * forms are new.
+   * A form removed more often than it was added throws (an `Error`: the sources are not base's).
+   */
+  static update(base: SurfaceDictionary, removed: Iterable<readonly [form: string, df: number]>[],
+    added: Iterable<readonly [form: string, df: number]>[]): SurfaceDictionary {
+    const plus = SurfaceDictionary.merge(added);
+    const minus = SurfaceDictionary.merge(removed);
+    const n = base.forms.length;
+    const forms: string[] = [];
+    const dfs = new Uint32Array(n + plus.forms.length);
+    /** Each base form's index in the new dictionary, −1 when it is gone. */
+    const moved = new Int32Array(n);
+    /** New indices of the forms base did not have, ascending. */
+    const inserted: number[] = [];
+    let i = 0;
+    let p = 0;
+    let q = 0;
+    for (;;) {
+      const a = plus.forms[p];
+      const b = minus.forms[q];
+      const next = a === undefined ? b : b === undefined || a < b ? a : b;
+      // base's forms before the next change come over as they are
+      const stop = next === undefined ? n : base.lowerBound(next, i, n);
+      for (; i < stop; i++) {
+        moved[i] = forms.length;
+        dfs[forms.length] = base.dfs[i]!;
+        forms.push(base.forms[i]!);
+      }
+      if (next === undefined) break;
+      const inBase = i < n && base.forms[i] === next;
+      let df = inBase ? base.dfs[i]! : 0;
+      if (next === a) df += plus.dfs[p++]!;
+      if (next === b) df -= minus.dfs[q++]!;
+      if (df < 0) throw new Error(`surface form ${JSON.stringify(next)} removed more often than it was added`);
+      if (df > 0) {
+        if (inBase) moved[i] = forms.length;
+        else inserted.push(forms.length);
+        dfs[forms.length] = df;
+        forms.push(next);
+      } else if (inBase) {
+        moved[i] = -1;
+      }
+      if (inBase) i++;
+    }
+    const dict = new SurfaceDictionary(forms, dfs.slice(0, forms.length));
+    // the new forms are sorted with a comparison sort: worth it for a few, not for a new vocabulary
+    if (base.reversed !== undefined && inserted.length <= forms.length / CARRY_LIMIT) {
+      dict.reversed = dict.reversedFrom(base.reversed.index, moved, inserted);
+    }
+    return dict;
+  }
+
+  /**
+   * Checks the invariants the searches rely on and throws an `Error` naming the first one broken: forms
+   * strictly ascending with positive dfs; the reversed forms, when built, a permutation of the forms in
+   * strictly ascending reversed order. (The walks would still find every form in a misordered array, only
+   * slower: tests check the order here.)
+   */
+  verify(): void {
+    const { forms, dfs } = this;
+    for (let i = 0; i < forms.length; i++) {
+      if (i > 0 && !(forms[i - 1]! < forms[i]!)) throw new Error(`forms out of order at ${i}`);
+      if (!(dfs[i]! > 0)) throw new Error(`form ${JSON.stringify(forms[i])} has df ${dfs[i]}`);
+    }
+    if (this.reversed === undefined) return;
+    const { chars, offsets } = this.packed ??= pack(forms);
+    const index = this.reversed.index;
+    const seen = new Uint8Array(forms.length);
+    if (index.length !== forms.length) throw new Error(`${index.length} reversed forms for ${forms.length} forms`);
+    for (let k = 0; k < index.length; k++) {
+      const i = index[k]!;
+      if (!(i >= 0 && i < forms.length) || seen[i]++) throw new Error(`reversed form ${k} names form ${i} twice or out of range`);
+      if (k > 0 && compareReversed(index[k - 1]!, i, chars, offsets) >= 0) throw new Error(`reversed forms out of order at ${k}`);
+    }
   }
 
   /** Number of distinct forms. */
@@ -256,7 +344,7 @@ export class SurfaceDictionary {
   }
 
   /** The forms reversed (code unit by code unit), sorted, with each one's index in `forms`; built once. */
-  private reversedForms(): { packed: PackedForms; index: Int32Array } {
+  private reversedForms(): ReversedForms {
     if (this.reversed === undefined) {
       const { chars, offsets } = this.packed ??= pack(this.forms);
       const n = offsets.length - 1;
@@ -271,19 +359,32 @@ export class SurfaceDictionary {
       const index = new Int32Array(n);
       for (let i = 0; i < n; i++) index[i] = i;
       multikeySort(index, 0, n, 0, rchars, offsets);
-      const sortedChars = new Uint16Array(chars.length);
-      const sortedOffsets = new Int32Array(n + 1);
-      let at = 0;
-      for (let k = 0; k < n; k++) {
-        const i = index[k]!;
-        sortedOffsets[k] = at;
-        sortedChars.set(rchars.subarray(offsets[i]!, offsets[i + 1]!), at);
-        at += offsets[i + 1]! - offsets[i]!;
-      }
-      sortedOffsets[n] = at;
-      this.reversed = { packed: { chars: sortedChars, offsets: sortedOffsets, ends: jumpTables(sortedChars, sortedOffsets) }, index };
+      this.reversed = packReversed(this.packed, index);
     }
     return this.reversed;
+  }
+
+  /**
+   * The reversed forms from those of the dictionary this one was updated from (`update`): its order,
+   * renumbered through `moved` (the removed dropped: the rest keep their order), merged with the order of
+   * the `inserted` forms, which alone are sorted.
+   */
+  private reversedFrom(oldOrder: Int32Array, moved: Int32Array, inserted: readonly number[]): ReversedForms {
+    const packed = this.packed ??= pack(this.forms);
+    const { chars, offsets } = packed;
+    const cmp = (a: number, b: number) => compareReversed(a, b, chars, offsets);
+    const fresh = Int32Array.from(inserted).sort(cmp);
+    const index = new Int32Array(this.forms.length);
+    let k = 0;
+    let f = 0;
+    for (let o = 0; o < oldOrder.length; o++) {
+      const i = moved[oldOrder[o]!]!;
+      if (i < 0) continue;
+      while (f < fresh.length && cmp(fresh[f]!, i) < 0) index[k++] = fresh[f++]!;
+      index[k++] = i;
+    }
+    while (f < fresh.length) index[k++] = fresh[f++]!;
+    return packReversed(packed, index);
   }
 
   /**
@@ -468,15 +569,25 @@ function pack(forms: readonly string[]): PackedForms {
   return { chars, offsets, ends: jumpTables(chars, offsets) };
 }
 
-/** The jump tables of packed forms (see `PackedForms`): one backward scan per depth. */
+/**
+ * The jump tables of packed forms (see `PackedForms`): the common prefix of each form with the next
+ * (up to JUMP_DEPTH code units) in one pass, then one backward scan of those lengths per depth.
+ */
 function jumpTables(chars: Uint16Array, offsets: Int32Array): Int32Array[] {
   const n = offsets.length - 1;
+  const shared = new Uint8Array(n);
+  for (let i = 0; i + 1 < n; i++) {
+    const a = offsets[i]!;
+    const b = offsets[i + 1]!;
+    const limit = Math.min(JUMP_DEPTH, b - a, offsets[i + 2]! - b);
+    let l = 0;
+    while (l < limit && chars[a + l] === chars[b + l]) l++;
+    shared[i] = l;
+  }
   const ends: Int32Array[] = [];
   for (let d = 1; d <= JUMP_DEPTH; d++) {
     const e = new Int32Array(n);
-    for (let i = n - 1; i >= 0; i--) {
-      e[i] = i + 1 < n && packedSharePrefix(chars, offsets, i, i + 1, d) ? e[i + 1]! : i + 1;
-    }
+    for (let i = n - 1; i >= 0; i--) e[i] = shared[i]! >= d ? e[i + 1]! : i + 1;
     ends.push(e);
   }
   return ends;
@@ -530,6 +641,43 @@ function multikeySort(index: Int32Array, lo: number, hi: number, depth: number, 
   }
 }
 
+/** The forms reversed and sorted (`packed`), and `index[k]` = the index in `forms` of the k-th of them. */
+interface ReversedForms {
+  packed: PackedForms;
+  index: Int32Array;
+}
+
+/** The reversed forms packed in the order `index` gives (forward indices, sorted by reversed form). */
+function packReversed({ chars, offsets }: PackedForms, index: Int32Array): ReversedForms {
+  const n = index.length;
+  const sortedChars = new Uint16Array(chars.length);
+  const sortedOffsets = new Int32Array(n + 1);
+  let at = 0;
+  for (let k = 0; k < n; k++) {
+    const i = index[k]!;
+    const from = offsets[i]!;
+    const to = offsets[i + 1]!;
+    sortedOffsets[k] = at;
+    for (let c = to - 1; c >= from; c--) sortedChars[at++] = chars[c]!;
+  }
+  sortedOffsets[n] = at;
+  return { packed: { chars: sortedChars, offsets: sortedOffsets, ends: jumpTables(sortedChars, sortedOffsets) }, index };
+}
+
+/** Code-unit comparison of forms a and b read backwards, from their last code unit (a suffix first). */
+function compareReversed(a: number, b: number, chars: Uint16Array, offsets: Int32Array): number {
+  const sa = offsets[a]!;
+  const sb = offsets[b]!;
+  let pa = offsets[a + 1]! - 1;
+  let pb = offsets[b + 1]! - 1;
+  for (;; pa--, pb--) {
+    if (pa < sa) return pb < sb ? 0 : -1;
+    if (pb < sb) return 1;
+    const diff = chars[pa]! - chars[pb]!;
+    if (diff !== 0) return diff;
+  }
+}
+
 /** Code-unit comparison of forms a and b from `depth` on (a prefix first). */
 function compareFrom(a: number, b: number, depth: number, chars: Uint16Array, offsets: Int32Array): number {
   const pa = offsets[a]!;
@@ -542,15 +690,6 @@ function compareFrom(a: number, b: number, depth: number, chars: Uint16Array, of
     const diff = chars[pa + d]! - chars[pb + d]!;
     if (diff !== 0) return diff;
   }
-}
-
-/** Whether forms a and b are both at least `len` long and share their first `len` code units. */
-function packedSharePrefix(chars: Uint16Array, offsets: Int32Array, a: number, b: number, len: number): boolean {
-  const pa = offsets[a]!;
-  const pb = offsets[b]!;
-  if (offsets[a + 1]! - pa < len || offsets[b + 1]! - pb < len) return false;
-  for (let c = 0; c < len; c++) if (chars[pa + c] !== chars[pb + c]) return false;
-  return true;
 }
 
 /**

@@ -117,8 +117,8 @@ export class MemorySegment implements SegmentReader {
     return undefined;
   }
   stored(doc: number): StoredDocument { return this.docs[doc]!; }
-  *surfaceForms(): Iterable<[string, number]> {
+  surfaceForms(): Iterable<[string, number]> {
     const forms = [...this.surfaces.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-    for (const f of forms) yield [f, this.surfaces.get(f)!.size];
+    return forms.map((f): [string, number] => [f, this.surfaces.get(f)!.size]);
   }
 }
