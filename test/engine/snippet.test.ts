@@ -60,6 +60,12 @@ test('surrogate pairs are never split and the budget counts UTF-16 code units', 
   assert.ok(!/[\ud800-\udbff](?![\udc00-\udfff])/.test(s) && !/(?<![\ud800-\udbff])[\udc00-\udfff]/.test(s), 'no lone surrogate');
 });
 
+test('the context before a term never starts inside a surrogate pair', () => {
+  // a one-code-unit lead-in before "beta" would begin on the low half of the emoji
+  assert.equal(makeSnippet('😀beta', terms('beta'), 8), '…beta');
+  assert.equal(makeSnippet('x😀beta', terms('beta'), 10), '…😀beta', 'a lead-in of two code units takes the whole pair');
+});
+
 test('property: any text and terms give ≤ maxChars, no double spaces, no lone surrogates, ellipsis only at the ends', () => {
   const chunk = fc.oneof(fc.constantFrom('alpha', 'beta', 'gamma', ' ', '\n\t', '. ', 'Ωmega', '😀', 'x'.repeat(300)), fc.string({ maxLength: 20 }));
   fc.assert(fc.property(fc.array(chunk, { maxLength: 120 }), fc.subarray(['alpha', 'beta', 'gamma', 'omega']), fc.integer({ min: 1, max: 300 }),

@@ -49,6 +49,7 @@ export function makeSnippet(text: string, queryTerms: ReadonlySet<string>, maxCh
   const lead = Math.min(LEAD_IN, spare >> 1);
   let start = Math.max(0, s - lead);
   if (start > 0) start = wordStartNear(text, start, s);
+  if (cutPoint(text, start) !== start) start++; // inside a surrogate pair: start after it, not on its half
   return render(text, start, maxChars);
 }
 
