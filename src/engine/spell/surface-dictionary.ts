@@ -184,16 +184,16 @@ export class SurfaceDictionary {
     const dict = new SurfaceDictionary(forms, dfs.slice(0, forms.length));
     // the new forms are sorted with a comparison sort: worth it for a few, not for a new vocabulary
     if (base.reversed !== undefined && inserted.length <= forms.length / CARRY_LIMIT) {
-      dict.reversed = dict.reversedFrom(base.reversed.index, moved, inserted);
+      dict.reversed = dict.reversedFrom(base.packed!, base.reversed, moved, inserted);
     }
     return dict;
   }
 
   /**
    * Checks the invariants the searches rely on and throws an `Error` naming the first one broken: forms
-   * strictly ascending with positive dfs; the reversed forms, when built, a permutation of the forms in
-   * strictly ascending reversed order. (The walks would still find every form in a misordered array, only
-   * slower: tests check the order here.)
+   * strictly ascending with positive dfs, packed as they are; the reversed forms, when built, a
+   * permutation of the forms in strictly ascending reversed order, each packed as its form reversed.
+   * (The walks would still find every form in a misordered array, only slower: tests check the order.)
    */
   verify(): void {
     const { forms, dfs } = this;
@@ -201,8 +201,14 @@ export class SurfaceDictionary {
       if (i > 0 && !(forms[i - 1]! < forms[i]!)) throw new Error(`forms out of order at ${i}`);
       if (!(dfs[i]! > 0)) throw new Error(`form ${JSON.stringify(forms[i])} has df ${dfs[i]}`);
     }
-    if (this.reversed === undefined) return;
     const { chars, offsets } = this.packed ??= pack(forms);
+    for (let i = 0; i < forms.length; i++) {
+      const f = forms[i]!;
+      let same = offsets[i + 1]! - offsets[i]! === f.length;
+      for (let c = 0; same && c < f.length; c++) same = chars[offsets[i]! + c] === f.charCodeAt(c);
+      if (!same) throw new Error(`packed form ${i} is not ${JSON.stringify(f)}`);
+    }
+    if (this.reversed === undefined) return;
     const index = this.reversed.index;
     const seen = new Uint8Array(forms.length);
     if (index.length !== forms.length) throw new Error(`${index.length} reversed forms for ${forms.length} forms`);
@@ -210,6 +216,11 @@ export class SurfaceDictionary {
       const i = index[k]!;
       if (!(i >= 0 && i < forms.length) || seen[i]++) throw new Error(`reversed form ${k} names form ${i} twice or out of range`);
       if (k > 0 && compareReversed(index[k - 1]!, i, chars, offsets) >= 0) throw new Error(`reversed forms out of order at ${k}`);
+      const r = this.reversed.packed;
+      const len = offsets[i + 1]! - offsets[i]!;
+      let same = r.offsets[k + 1]! - r.offsets[k]! === len;
+      for (let c = 0; same && c < len; c++) same = r.chars[r.offsets[k]! + c] === chars[offsets[i + 1]! - 1 - c];
+      if (!same) throw new Error(`reversed form ${k} is not form ${i} reversed`);
     }
   }
 
@@ -365,26 +376,49 @@ export class SurfaceDictionary {
   }
 
   /**
-   * The reversed forms from those of the dictionary this one was updated from (`update`): its order,
-   * renumbered through `moved` (the removed dropped: the rest keep their order), merged with the order of
-   * the `inserted` forms, which alone are sorted.
+   * The packed and reversed forms from those of the dictionary this one was updated from (`update`):
+   * the reversed order is the old one renumbered through `moved` (the removed dropped: the rest keep
+   * their order), merged with the order of the `inserted` forms, which alone are sorted; the code units
+   * of the forms that stayed are copied from the old arrays a run at a time.
    */
-  private reversedFrom(oldOrder: Int32Array, moved: Int32Array, inserted: readonly number[]): ReversedForms {
-    const packed = this.packed ??= pack(this.forms);
+  private reversedFrom(oldPacked: PackedForms, oldReversed: ReversedForms, moved: Int32Array, inserted: readonly number[]): ReversedForms {
+    const n = this.forms.length;
+    /** For each form, its index in the old dictionary, −1 when new. */
+    const was = new Int32Array(n).fill(-1);
+    for (let i = 0; i < moved.length; i++) if (moved[i]! >= 0) was[moved[i]!] = i;
+    const forms = this.forms;
+    const packed = this.packed = repack(oldPacked, was, (j) => forms[j]!.length, (j, out, at) => {
+      const f = forms[j]!;
+      for (let c = 0; c < f.length; c++) out[at + c] = f.charCodeAt(c);
+    });
     const { chars, offsets } = packed;
     const cmp = (a: number, b: number) => compareReversed(a, b, chars, offsets);
     const fresh = Int32Array.from(inserted).sort(cmp);
-    const index = new Int32Array(this.forms.length);
+    const oldOrder = oldReversed.index;
+    const index = new Int32Array(n);
+    /** For each reversed position, the old reversed position of its form, −1 when new. */
+    const wasAt = new Int32Array(n);
     let k = 0;
     let f = 0;
     for (let o = 0; o < oldOrder.length; o++) {
       const i = moved[oldOrder[o]!]!;
       if (i < 0) continue;
-      while (f < fresh.length && cmp(fresh[f]!, i) < 0) index[k++] = fresh[f++]!;
+      while (f < fresh.length && cmp(fresh[f]!, i) < 0) {
+        wasAt[k] = -1;
+        index[k++] = fresh[f++]!;
+      }
+      wasAt[k] = o;
       index[k++] = i;
     }
-    while (f < fresh.length) index[k++] = fresh[f++]!;
-    return packReversed(packed, index);
+    while (f < fresh.length) {
+      wasAt[k] = -1;
+      index[k++] = fresh[f++]!;
+    }
+    const reversedPacked = repack(oldReversed.packed, wasAt, (r) => offsets[index[r]! + 1]! - offsets[index[r]!]!, (r, out, at) => {
+      const j = index[r]!;
+      for (let c = offsets[j + 1]! - 1; c >= offsets[j]!; c--) out[at++] = chars[c]!;
+    });
+    return { packed: reversedPacked, index };
   }
 
   /**
@@ -662,6 +696,38 @@ function packReversed({ chars, offsets }: PackedForms, index: Int32Array): Rever
   }
   sortedOffsets[n] = at;
   return { packed: { chars: sortedChars, offsets: sortedOffsets, ends: jumpTables(sortedChars, sortedOffsets) }, index };
+}
+
+/**
+ * Packed forms made from `old`: form j is old form `from[j]` when that is ≥ 0 (its code units copied,
+ * runs of consecutive old forms at once), else `length(j)` code units that `write(j, chars, at)` puts at
+ * `at`.
+ */
+function repack(old: PackedForms, from: Int32Array, length: (j: number) => number,
+  write: (j: number, chars: Uint16Array, at: number) => void): PackedForms {
+  const n = from.length;
+  const offsets = new Int32Array(n + 1);
+  let total = 0;
+  for (let j = 0; j < n; j++) {
+    offsets[j] = total;
+    const o = from[j]!;
+    total += o >= 0 ? old.offsets[o + 1]! - old.offsets[o]! : length(j);
+  }
+  offsets[n] = total;
+  const chars = new Uint16Array(total);
+  for (let j = 0; j < n;) {
+    const o = from[j]!;
+    if (o < 0) {
+      write(j, chars, offsets[j]!);
+      j++;
+      continue;
+    }
+    let end = j + 1;
+    while (end < n && from[end] === from[end - 1]! + 1) end++;
+    chars.set(old.chars.subarray(old.offsets[o]!, old.offsets[o + end - j]!), offsets[j]!);
+    j = end;
+  }
+  return { chars, offsets, ends: jumpTables(chars, offsets) };
 }
 
 /** Code-unit comparison of forms a and b read backwards, from their last code unit (a suffix first). */
