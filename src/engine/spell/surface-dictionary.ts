@@ -370,7 +370,17 @@ export class SurfaceDictionary {
       const index = new Int32Array(n);
       for (let i = 0; i < n; i++) index[i] = i;
       multikeySort(index, 0, n, 0, rchars, offsets);
-      this.reversed = packReversed(this.packed, index);
+      const sortedChars = new Uint16Array(chars.length);
+      const sortedOffsets = new Int32Array(n + 1);
+      let at = 0;
+      for (let k = 0; k < n; k++) {
+        const i = index[k]!;
+        sortedOffsets[k] = at;
+        sortedChars.set(rchars.subarray(offsets[i]!, offsets[i + 1]!), at);
+        at += offsets[i + 1]! - offsets[i]!;
+      }
+      sortedOffsets[n] = at;
+      this.reversed = { packed: { chars: sortedChars, offsets: sortedOffsets, ends: jumpTables(sortedChars, sortedOffsets) }, index };
     }
     return this.reversed;
   }
@@ -679,23 +689,6 @@ function multikeySort(index: Int32Array, lo: number, hi: number, depth: number, 
 interface ReversedForms {
   packed: PackedForms;
   index: Int32Array;
-}
-
-/** The reversed forms packed in the order `index` gives (forward indices, sorted by reversed form). */
-function packReversed({ chars, offsets }: PackedForms, index: Int32Array): ReversedForms {
-  const n = index.length;
-  const sortedChars = new Uint16Array(chars.length);
-  const sortedOffsets = new Int32Array(n + 1);
-  let at = 0;
-  for (let k = 0; k < n; k++) {
-    const i = index[k]!;
-    const from = offsets[i]!;
-    const to = offsets[i + 1]!;
-    sortedOffsets[k] = at;
-    for (let c = to - 1; c >= from; c--) sortedChars[at++] = chars[c]!;
-  }
-  sortedOffsets[n] = at;
-  return { packed: { chars: sortedChars, offsets: sortedOffsets, ends: jumpTables(sortedChars, sortedOffsets) }, index };
 }
 
 /**
