@@ -12,14 +12,14 @@
  *
  * Nothing here knows HTTP or engine details; it only knows which factory needs what.
  */
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createAuth } from './auth/index.js';
 import { createControlPlane } from './control/index.js';
 import { openCorpora, type Corpora } from './corpora/index.js';
 import { EventBus } from './events/bus.js';
 import { eventRoutes } from './events/routes.js';
-import { UnavailableError } from './errors.js';
+import { UnavailableError } from './kernel/errors.js';
 import type { ServerLimits } from './http/limits.js';
 import { buildOpenApi, openApiRoutes } from './http/openapi.js';
 import type { RouteGroup } from './http/route.js';
@@ -27,6 +27,7 @@ import { searchRoutes, type SearchCorpora } from './http/search-routes.js';
 import { QuarryServer, consoleLogger, type Logger } from './http/server.js';
 import { ensureTls, loadTls, type TlsMaterial } from './http/tls.js';
 import { openDb, type Db } from './store/db.js';
+import { stateDbPath } from './kernel/data-dir.js';
 
 export interface ServiceOptions {
   /** The data directory (state database, TLS material, indexes). Created when missing. */
@@ -89,7 +90,7 @@ async function startServiceWith(options: ServiceOptions, closers: (() => Promise
   mkdirSync(dataDir, { recursive: true });
   const config = options.config ?? {};
 
-  const db = openDb(join(dataDir, 'state.sqlite'));
+  const db = openDb(stateDbPath(dataDir));
   closers.push(() => { db.close(); });
   const bus = new EventBus();
 

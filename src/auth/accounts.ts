@@ -16,8 +16,8 @@ import type { Db } from '../store/db.js';
 import { appendAudit } from '../store/audit.js';
 import {
   BadRequestError, ConflictError, ForbiddenError, NotFoundError, RateLimitedError, UnauthenticatedError,
-} from '../errors.js';
-import { RIGHTS, type Right } from './principal.js';
+} from '../kernel/errors.js';
+import { RIGHTS, type Right } from '../kernel/principal.js';
 import type { CapabilityAuthority, MintedCapability } from './capability.js';
 import { LoginThrottle } from './throttle.js';
 import { OPAQUE_KEY_STRETCHING, USERNAME_PATTERN } from './opaque-config.js';

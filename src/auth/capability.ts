@@ -25,8 +25,8 @@ import macaroon from 'macaroon';
 import type { Macaroon } from 'macaroon';
 import { createHash, randomBytes } from 'node:crypto';
 import type { Db } from '../store/db.js';
-import { BadRequestError, ForbiddenError, NotFoundError, UnauthenticatedError } from '../errors.js';
-import { RIGHTS, isRight, type Right } from './principal.js';
+import { BadRequestError, ForbiddenError, NotFoundError, UnauthenticatedError } from '../kernel/errors.js';
+import { RIGHTS, isRight, type Right } from '../kernel/principal.js';
 
 export const CAPABILITY_LOCATION = 'quarry';
 const IDENTIFIER_PREFIX = 'v1:';

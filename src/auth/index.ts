@@ -3,10 +3,9 @@
  * face calls. `createAuth` is the one entry point the service's composition root uses; the CLI uses the
  * same pieces over the same data directory. See docs/auth.md.
  */
-import { join } from 'node:path';
 import type { Db } from '../store/db.js';
 import type { EventBus } from '../events/bus.js';
-import type { Policy, Right } from './principal.js';
+import type { Policy, Right } from '../kernel/principal.js';
 import type { Route, RouteGroup } from '../http/route.js';
 import { CapabilityAuthority } from './capability.js';
 import { createPolicy } from './policy.js';
@@ -19,7 +18,7 @@ import { createLoginPage } from './login-page.js';
 export { ANONYMOUS_RIGHTS, presentedCapabilities } from './policy.js';
 export { CapabilityAuthority, attenuateOffline } from './capability.js';
 export { Accounts } from './accounts.js';
-export { requireRight, requirePublic } from './principal.js';
+export { requireRight, requirePublic } from '../kernel/principal.js';
 export type { Right };
 
 export interface AuthOptions {
@@ -99,6 +98,4 @@ export function createAuth(options: AuthOptions): Auth {
 }
 
 /** Default path of the state database inside a data directory (the same file the service opens). */
-export function stateDbPath(dataDir: string): string {
-  return join(dataDir, 'state.sqlite');
-}
+export { stateDbPath } from '../kernel/data-dir.js';

@@ -14,8 +14,8 @@
  *
  * Errors and principals never carry the capability itself, only its id.
  */
-import { BadRequestError, UnauthenticatedError } from '../errors.js';
-import type { Principal, Policy, Right } from './principal.js';
+import { BadRequestError, UnauthenticatedError } from '../kernel/errors.js';
+import type { Principal, Policy, Right } from '../kernel/principal.js';
 import type { CapabilityAuthority, Grant } from './capability.js';
 import { isMgmtRight } from './capability.js';
 

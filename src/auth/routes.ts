@@ -6,10 +6,10 @@
  * a new one to its holder (login, attenuate).
  */
 import type { RequestContext, Route, RouteGroup } from '../http/route.js';
-import { BadRequestError, UnauthenticatedError } from '../errors.js';
+import { BadRequestError, UnauthenticatedError } from '../kernel/errors.js';
 import type { Db } from '../store/db.js';
 import { appendAudit } from '../store/audit.js';
-import { RIGHTS, isRight, requireRight, type Right } from './principal.js';
+import { RIGHTS, isRight, requireRight, type Right } from '../kernel/principal.js';
 import type { Accounts } from './accounts.js';
 import { TARGET_PATTERN, rightsList, targetsJson, type CapabilityAuthority } from './capability.js';
 import { presentedCapabilities } from './policy.js';

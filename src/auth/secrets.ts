@@ -5,11 +5,12 @@
  * any capability). Both are created atomically (write a temporary file, fsync, hard-link it to its final
  * name), so a server and a CLI starting together agree on one value and a crash never leaves half a file.
  */
-import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync, chmodSync, statSync } from 'node:fs';
+import { mkdirSync, readFileSync, chmodSync, statSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import * as opaque from '@serenity-kit/opaque';
-import { InternalError } from '../errors.js';
+import { writeFileDurable } from '../kernel/durable-file.js';
+import { InternalError } from '../kernel/errors.js';
 
 /** File names inside the data directory. */
 export const OPAQUE_SETUP_FILE = 'opaque-server-setup.secret';
@@ -24,23 +25,12 @@ function readOrCreateSecret(dataDir: string, name: string, make: () => string): 
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
-  const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  const fd = openSync(tmp, 'wx', 0o600);
   try {
-    writeSync(fd, make());
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  try {
-    linkSync(tmp, file); // fails with EEXIST when another process won the race: theirs is kept
+    // Exclusive: when another process won the race to create it, theirs is kept.
+    writeFileDurable(file, make(), { mode: 0o600, exclusive: true });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-  } finally {
-    unlinkSync(tmp);
   }
-  const dirFd = openSync(dataDir, 'r');
-  try { fsyncSync(dirFd); } finally { closeSync(dirFd); }
   return readSecret(file);
 }
 

@@ -11,7 +11,7 @@
  * State is in memory: a restart forgets it, which an attacker cannot cause from outside. The number of
  * keys tracked is bounded; the oldest are dropped first.
  */
-import { RateLimitedError } from '../errors.js';
+import { RateLimitedError } from '../kernel/errors.js';
 
 export interface ThrottleOptions {
   /** Failures per account name allowed before delays start. Default 5. */

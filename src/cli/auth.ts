@@ -13,7 +13,7 @@ import * as opaque from '@serenity-kit/opaque';
 import { openDb } from '../store/db.js';
 import { appendAudit } from '../store/audit.js';
 import { createAuthCore, stateDbPath } from '../auth/index.js';
-import { RIGHTS, isRight, type Right } from '../auth/principal.js';
+import { RIGHTS, isRight, type Right } from '../kernel/principal.js';
 import { TARGET_PATTERN, rightsList, targetsJson } from '../auth/capability.js';
 import { checkUsername } from '../auth/accounts.js';
 import { OPAQUE_KEY_STRETCHING } from '../auth/opaque-config.js';

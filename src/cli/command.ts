@@ -8,7 +8,7 @@
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { resolve } from 'node:path';
-import { QuarryError } from '../errors.js';
+import { QuarryError } from '../kernel/errors.js';
 
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;

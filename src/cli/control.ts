@@ -9,10 +9,10 @@
  * or QUARRY_CAP, and TLS trust from `--ca FILE` (default: `<data>/tls/cert.pem` when it exists, the
  * self-signed certificate `quarry serve` made) or `--insecure` (testing only).
  */
+import { selfSignedTlsPaths } from '../kernel/data-dir.js';
 import { existsSync, readFileSync, statSync, createReadStream } from 'node:fs';
 import { createHash } from 'node:crypto';
 import https from 'node:https';
-import { join } from 'node:path';
 import { EXIT_FAILURE, EXIT_OK, UsageError, parseCommandArgs, printJsonLine, resolveDataDir, runCommand } from './command.js';
 
 type Command = { run(args: string[]): Promise<number> };
@@ -48,7 +48,7 @@ function connection(values: Record<string, unknown>): Conn {
   const capFile = values['cap-file'] as string | undefined;
   const cap = capFile ? readFileSync(capFile, 'utf8').trim() : process.env.QUARRY_CAP;
   const headers: Record<string, string> = cap ? { authorization: `Bearer ${cap}` } : {};
-  const caFile = (values.ca as string | undefined) ?? join(resolveDataDir(values.data as string | undefined), 'tls', 'cert.pem');
+  const caFile = (values.ca as string | undefined) ?? selfSignedTlsPaths(resolveDataDir(values.data as string | undefined)).certFile;
   const agentOptions: https.AgentOptions = { minVersion: 'TLSv1.3', keepAlive: true };
   if (values.insecure) agentOptions.rejectUnauthorized = false;
   else if (existsSync(caFile)) agentOptions.ca = readFileSync(caFile);

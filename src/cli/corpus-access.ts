@@ -7,7 +7,7 @@
 import { Index } from '../engine/index.js';
 import { corpusExists, indexDir, isScope, SCOPES, type Scope } from '../corpora/corpora.js';
 import { defaultConfigFile, loadCorporaConfig, loadCorporaConfigFromServiceFile, type CorporaConfig } from '../corpora/config.js';
-import { NotFoundError } from '../errors.js';
+import { NotFoundError } from '../kernel/errors.js';
 import { UsageError } from './command.js';
 
 export const CORPUS_OPTIONS = {

@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
-import { InternalError, UnknownTargetError } from '../errors.js';
+import { InternalError, UnknownTargetError } from '../kernel/errors.js';
 
 /** Target names: what a directory name and a URL segment can carry safely. No `..`, no slash. */
 export const TARGET_NAME = /^[a-z0-9][a-z0-9_.-]{0,63}$/;

@@ -15,7 +15,7 @@ import { createHash } from 'node:crypto';
 import { chmodSync, createReadStream, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { join, posix } from 'node:path';
 import * as tar from 'tar';
-import { BadRequestError } from '../errors.js';
+import { BadRequestError } from '../kernel/errors.js';
 
 export type Digest = `sha256:${string}`;
 export const DIGEST = /^sha256:[0-9a-f]{64}$/;

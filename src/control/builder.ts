@@ -7,9 +7,9 @@
 import { spawn } from 'node:child_process';
 import { cpSync, createWriteStream, existsSync, mkdtempSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { BadRequestError } from '../errors.js';
+import { BadRequestError } from '../kernel/errors.js';
 import { type Digest, digestFile, packArtifact } from './artifact.js';
-import { removeTree } from './durable-fs.js';
+import { removeTree } from '../kernel/durable-file.js';
 import type { Recipe } from './recipe.js';
 
 export interface BuildResult { digest: Digest; tarFile: string; logFile: string }

@@ -18,12 +18,13 @@ import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Principal, Right } from '../auth/principal.js';
+import type { Principal, Right } from '../kernel/principal.js';
 import type { EventBus, EventKind, SnapshotView } from '../events/bus.js';
 import {
   BadRequestError, ConflictError, ForbiddenError, NotFoundError, PayloadTooLargeError, QuarryError,
   UnauthenticatedError, UnavailableError,
-} from '../errors.js';
+} from '../kernel/errors.js';
+import { controlDir } from '../kernel/data-dir.js';
 import { appendAudit } from '../store/audit.js';
 import type { Db } from '../store/db.js';
 import { AllowlistSource } from './allowlist.js';
@@ -150,7 +151,7 @@ export class ControlPlane {
       statusProbeTimeoutMs: o.statusProbeTimeoutMs ?? 2_000,
       statusProbeFailureThreshold: o.statusProbeFailureThreshold ?? 3,
     };
-    const root = join(o.dataDir, 'control');
+    const root = controlDir(o.dataDir);
     mkdirSync(root, { recursive: true });
     this.releases = new ReleaseStore(root, { ...DEFAULT_ARTIFACT_LIMITS, ...o.artifactLimits });
     this.store = new ControlStore(o.db, this.#now);

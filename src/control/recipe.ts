@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { isAbsolute, join, normalize } from 'node:path';
-import { BadRequestError } from '../errors.js';
+import { BadRequestError } from '../kernel/errors.js';
 
 export type TargetKind = 'static' | 'service';
 

@@ -16,12 +16,12 @@
  */
 import { closeSync, existsSync, fsyncSync, lstatSync, openSync, mkdirSync, readFileSync, readdirSync, readlinkSync, renameSync, rmSync, mkdtempSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { InternalError } from '../errors.js';
+import { InternalError } from '../kernel/errors.js';
 import {
   type Digest, type FileManifest, type ArtifactLimits, DEFAULT_ARTIFACT_LIMITS,
   digestFile, extractArtifact, inspectArtifact, manifestDiff, manifestOf,
 } from './artifact.js';
-import { fsyncDir, fsyncTree, removeTree, switchSymlink, writeFileAtomic } from './durable-fs.js';
+import { fsyncDir, fsyncTree, removeTree, switchSymlink, writeFileDurable } from '../kernel/durable-file.js';
 
 export interface ReleaseManifest {
   v: 1;
@@ -87,7 +87,7 @@ export class ReleaseStore {
     await extractArtifact(file, tmp);
     fsyncTree(tmp);
     const manifest: ReleaseManifest = { v: 1, target, version, digest, files: manifestOf(tmp) };
-    writeFileAtomic(this.manifestPath(target, version), JSON.stringify(manifest));
+    writeFileDurable(this.manifestPath(target, version), JSON.stringify(manifest));
     renameSync(tmp, this.releaseDir(target, version));
     fsyncDir(parent);
   }

@@ -4,7 +4,7 @@
  * target-scoped `mgmt.*` right itself. No route sets `right`, because the router's check would answer
  * 401/403 before the allowlist's 404 and could not see the target.
  */
-import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors.js';
+import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../kernel/errors.js';
 import { errorResponses } from '../http/openapi.js';
 import type { JsonReply, RequestContext, Route, RouteGroup } from '../http/route.js';
 import type { ControlPlane } from './control-plane.js';

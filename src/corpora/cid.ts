@@ -16,12 +16,11 @@
  */
 import { createHash } from 'node:crypto';
 import type { Db } from '../store/db.js';
-import { BadRequestError, InternalError } from '../errors.js';
+import { MAX_CID, type Cid } from '../kernel/cid.js';
+import { BadRequestError, InternalError } from '../kernel/errors.js';
 
-export type Cid = bigint;
 
 /** The largest cid: 2^63 − 1 (CONTRACT §1 `bad_cid`). */
-export const MAX_CID: Cid = (1n << 63n) - 1n;
 
 /** A collision chain longer than this means the hash or the table is broken, not bad luck. */
 export const MAX_COLLISION_ATTEMPTS = 64;

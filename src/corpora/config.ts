@@ -8,10 +8,11 @@
  * `CorporaConfigInput` is what a person writes (every field optional); `CorporaConfig` is the resolved
  * form with every default applied. The defaults are documented in docs/corpora.md ("Configuration").
  */
+import { corporaConfigFile } from '../kernel/data-dir.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BadRequestError } from '../errors.js';
+import { BadRequestError } from '../kernel/errors.js';
 
 /** The repository root (where `docs/` and `site/` live): two levels above this file. */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -184,7 +185,7 @@ export function resolveCorporaConfig(
 
 /** The default location of the corpora configuration in a data directory. */
 export function defaultConfigFile(dataDir: string): string {
-  return join(dataDir, 'corpora.json');
+  return corporaConfigFile(dataDir);
 }
 
 /**

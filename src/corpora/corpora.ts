@@ -17,9 +17,12 @@
  * index stays where it is, its corpus answers `unavailable` and shows `failed` in the status, and the
  * refresh poll tries it again every `REOPEN_INTERVAL_MS`.
  */
-import { existsSync, mkdirSync, openSync, closeSync, fsyncSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
+import { writeFileDurable } from '../kernel/durable-file.js';
+import { indexDir, indexesDir, ownSourcesFile, stateDbPath } from '../kernel/data-dir.js';
+import { isScope, SCOPES, type Scope } from '../kernel/scope.js';
 import { join } from 'node:path';
-import { BadScopeError, ConflictError, QuarryError, UnavailableError } from '../errors.js';
+import { BadScopeError, ConflictError, QuarryError, UnavailableError } from '../kernel/errors.js';
 import type { EventBus } from '../events/bus.js';
 import { openDb, type Db } from '../store/db.js';
 import { Index, type IndexOptions, type Searcher } from '../engine/index.js';
@@ -28,12 +31,8 @@ import { defaultConfigFile, loadCorporaConfig, resolveCorporaConfig, type Corpor
 import { ingest, type AckedCommit, type IngestProgress, type IngestReport, type ReadItem } from './ingest.js';
 import { listOwnSources, readSourceFile, type SourceFile } from './sources.js';
 
-export type Scope = 'own' | 'web' | 'trusted';
-export const SCOPES: readonly Scope[] = ['own', 'web', 'trusted'];
-
-export function isScope(s: string): s is Scope {
-  return (SCOPES as readonly string[]).includes(s);
-}
+export { isScope, SCOPES, type Scope } from '../kernel/scope.js';
+export { indexDir } from '../kernel/data-dir.js';
 
 /** `ready` ⇄ `indexing` while an ingest of this process runs; `failed` when the last one failed (the index still serves what was committed). */
 export type CorpusState = 'ready' | 'indexing' | 'failed';
@@ -109,13 +108,6 @@ interface Fingerprint {
   files: Record<string, string>;
 }
 
-export function indexDir(dataDir: string, scope: Scope): string {
-  return join(dataDir, 'index', scope);
-}
-
-function fingerprintFile(dataDir: string): string {
-  return join(dataDir, 'index', 'own.sources.json');
-}
 
 function readFingerprint(file: string): Fingerprint | undefined {
   try {
@@ -125,15 +117,6 @@ function readFingerprint(file: string): Fingerprint | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** Writes `file` so a crash leaves the old content or the new, never a torn file. */
-function writeFileAtomic(file: string, text: string): void {
-  const tmp = `${file}.tmp`;
-  writeFileSync(tmp, text);
-  const fd = openSync(tmp, 'r');
-  try { fsyncSync(fd); } finally { closeSync(fd); }
-  renameSync(tmp, file);
 }
 
 export class Corpora {
@@ -316,7 +299,7 @@ export class Corpora {
 
   async #indexOwn(onProgress: ((p: OwnProgress) => void) | undefined, full: boolean): Promise<OwnIndexReport> {
     const files = listOwnSources(this.config);
-    const fpFile = fingerprintFile(this.dataDir);
+    const fpFile = ownSourcesFile(this.dataDir);
     const prev = readFingerprint(fpFile);
     // `full`: every file is read again, and documents of files gone since the last run are still deleted.
     const idx = this.index('own');
@@ -365,7 +348,7 @@ export class Corpora {
       files: Object.fromEntries(files.map((f) => [f.key, f.stamp])),
     };
     mkdirSync(join(this.dataDir, 'index'), { recursive: true });
-    writeFileAtomic(fpFile, JSON.stringify(fp));
+    writeFileDurable(fpFile, JSON.stringify(fp));
     return { reused: false, ...base, report };
   }
 
@@ -394,8 +377,8 @@ export async function openCorpora(options: CorporaOptions): Promise<Corpora> {
   const config = options.resolved
     ?? (section !== undefined ? resolveCorporaConfig(section, options.configDir ?? process.cwd()) : undefined)
     ?? loadCorporaConfig(defaultConfigFile(dataDir), { optional: true });
-  mkdirSync(join(dataDir, 'index'), { recursive: true });
-  const db = openDb(join(dataDir, 'state.sqlite'));
+  mkdirSync(indexesDir(dataDir), { recursive: true });
+  const db = openDb(stateDbPath(dataDir));
   const indexes = new Map<Scope, Index>();
   const unreadable = new Map<Scope, string>();
   for (const scope of SCOPES) {

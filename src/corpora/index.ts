@@ -5,8 +5,9 @@
 export { openCorpora, corpusExists, indexDir, isScope, SCOPES, EXTRACTION_VERSION } from './corpora.js';
 export { Corpora } from './corpora.js';
 export type { CorporaOptions, CorpusStatus, CorpusState, OwnIndexReport, OwnProgress, Scope, ScopeIngestOptions } from './corpora.js';
-export { canonicalUrl, hashKey, fileKey, idKey, hostOf, CidRegistry, MAX_CID } from './cid.js';
-export type { Cid } from './cid.js';
+export { canonicalUrl, hashKey, fileKey, idKey, hostOf, CidRegistry } from './cid.js';
+export { MAX_CID } from '../kernel/cid.js';
+export type { Cid } from '../kernel/cid.js';
 export { loadCorporaConfig, resolveCorporaConfig, defaultConfigFile } from './config.js';
 export type { CorporaConfig, CorporaConfigInput } from './config.js';
 export { readJsonl, defaultCollection } from './jsonl.js';

@@ -10,7 +10,8 @@
  *
  * The writer is structural (`DocSink`), so this module does not depend on the engine's internals.
  */
-import type { Cid, CidRegistry } from './cid.js';
+import type { Cid } from '../kernel/cid.js';
+import type { CidRegistry } from './cid.js';
 
 /** A document as readers produce it: the canonical key decides the cid. */
 export interface IngestDoc {

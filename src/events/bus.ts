@@ -7,7 +7,7 @@
  * returns undefined and the stream sends `reset`).
  */
 
-import { InternalError } from '../errors.js';
+import { InternalError } from '../kernel/errors.js';
 
 export type EventKind =
   | 'snapshot'

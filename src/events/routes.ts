@@ -5,7 +5,7 @@
  * capability without it gets 403). The stream itself lives in `stream.ts`; this module only reads the
  * request and describes the route for OpenAPI.
  */
-import { ForbiddenError, UnauthenticatedError } from '../errors.js';
+import { ForbiddenError, UnauthenticatedError } from '../kernel/errors.js';
 import type { RequestContext, Route, RouteGroup, StreamReply } from '../http/route.js';
 import type { EventBus } from './bus.js';
 import { DEFAULT_MAX_QUEUED_BYTES, DEFAULT_MAX_QUEUED_EVENTS } from './sse.js';

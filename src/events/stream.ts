@@ -10,7 +10,7 @@
  * event), so a client that reconnects with that id gets exactly the events after it; a replay starts at
  * the event after the client's id. See docs/events.md for the rules as clients see them.
  */
-import type { Principal } from '../auth/principal.js';
+import type { Principal } from '../kernel/principal.js';
 import type { BusEvent, EventBus, SnapshotView } from './bus.js';
 import { busEventFrame, encodeFrame, SseQueue, type Frame, type SseQueueOptions, type SseSink } from './sse.js';
 

@@ -7,7 +7,7 @@
  * Anything that is not a `QuarryError` is a bug: it becomes 500 `internal` with a generic message (the
  * original message may hold paths or secrets, so it is logged by the caller, never sent).
  */
-import { QuarryError, MethodNotAllowedError, RateLimitedError, UnavailableError, type ErrorCode } from '../errors.js';
+import { QuarryError, MethodNotAllowedError, RateLimitedError, UnavailableError, type ErrorCode } from '../kernel/errors.js';
 
 /** Connect protocol codes (connectrpc.com/docs/protocol#error-codes) used by Quarry. */
 export type ConnectCode =

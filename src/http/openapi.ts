@@ -18,7 +18,7 @@
  *     hold by default.
  * Shared schemas that live here: `Error` (CONTRACT §1 body) and `ErrorCode`.
  */
-import type { ErrorCode } from '../errors.js';
+import type { ErrorCode } from '../kernel/errors.js';
 import { ERROR_CODES, WIRE_CODES } from './errors.js';
 import type { RouteGroup } from './route.js';
 

@@ -8,7 +8,7 @@
  * after its promise settles.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Principal, Right } from '../auth/principal.js';
+import type { Principal, Right } from '../kernel/principal.js';
 
 export type Method = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'DELETE' | 'PATCH' | 'OPTIONS';
 

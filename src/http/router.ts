@@ -7,7 +7,7 @@
  * answered by the GET route of the same path.
  */
 import type { Method, Route, RouteGroup } from './route.js';
-import { BadRequestError, MethodNotAllowedError, NotFoundError } from '../errors.js';
+import { BadRequestError, MethodNotAllowedError, NotFoundError } from '../kernel/errors.js';
 
 const METHODS: readonly Method[] = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'];
 

@@ -7,12 +7,14 @@
 import {
   parseCid, DEFAULT_PAGE_SIZE, MAX_QUERY_BYTES, MAX_RESULT_WINDOW, type Cid, type Searcher,
 } from '../engine/index.js';
-import { BadPageError, BadQueryError, BadScopeError, NotFoundError, UnavailableError } from '../errors.js';
+import { BadPageError, BadQueryError, BadScopeError, NotFoundError, UnavailableError } from '../kernel/errors.js';
 import { errorBody } from './errors.js';
 import { errorResponses } from './openapi.js';
 import type { RequestContext, RouteGroup } from './route.js';
 
-export type Scope = 'own' | 'web' | 'trusted';
+import type { Scope } from '../kernel/scope.js';
+
+export type { Scope };
 
 /** What the routes need of a searcher: the engine's `Searcher` (search, get, suggest). */
 export type ScopeSearcher = Pick<Searcher, 'search' | 'get' | 'suggest'>;

@@ -18,11 +18,11 @@ import http2 from 'node:http2';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import type { AddressInfo } from 'node:net';
-import type { Policy, Principal } from '../auth/principal.js';
+import type { Policy, Principal } from '../kernel/principal.js';
 import {
   BadRequestError, ForbiddenError, PayloadTooLargeError, QuarryError, RateLimitedError, UnauthenticatedError,
   UnavailableError, UnsupportedMediaTypeError,
-} from '../errors.js';
+} from '../kernel/errors.js';
 import { httpError } from './errors.js';
 import { resolveLimits, type ResolvedLimits, type ServerLimits } from './limits.js';
 import { RateLimiter } from './rate-limiter.js';

@@ -7,8 +7,10 @@
  * keeps the old context serving.
  */
 import { X509Certificate, createPrivateKey, webcrypto } from 'node:crypto';
-import { mkdirSync, openSync, writeSync, fsyncSync, closeSync, renameSync, readFileSync, existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { mkdirSync, readFileSync, existsSync } from 'node:fs';
+import { selfSignedTlsPaths } from '../kernel/data-dir.js';
+import { writeFileDurable } from '../kernel/durable-file.js';
+import { dirname } from 'node:path';
 import './reflect-metadata.js'; // before @peculiar/x509: tsyringe needs Reflect.getMetadata
 import * as x509 from '@peculiar/x509';
 
@@ -30,7 +32,7 @@ export interface TlsMaterial extends TlsFiles {
 export const SELF_SIGNED_VALIDITY_DAYS = 825;
 
 export function selfSignedPaths(dataDir: string): TlsFiles {
-  return { certFile: join(dataDir, 'tls', 'cert.pem'), keyFile: join(dataDir, 'tls', 'key.pem') };
+  return selfSignedTlsPaths(dataDir);
 }
 
 /** Reads and checks a PEM certificate and key (the key must belong to the certificate). */
@@ -68,18 +70,6 @@ export async function ensureTls(options: { dataDir: string; certFile?: string; k
   return loadTls(files, true);
 }
 
-function writeDurably(file: string, data: string, mode: number): void {
-  const tmp = `${file}.tmp-${process.pid}`;
-  const fd = openSync(tmp, 'w', mode);
-  try {
-    writeSync(fd, data);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, file);
-}
-
 function pem(label: string, der: ArrayBuffer): string {
   const b64 = Buffer.from(der).toString('base64').replace(/.{64}/g, '$&\n').replace(/\n$/, '');
   return `-----BEGIN ${label}-----\n${b64}\n-----END ${label}-----\n`;
@@ -114,6 +104,6 @@ export async function generateSelfSigned(files: TlsFiles): Promise<void> {
   const pkcs8 = await crypto.subtle.exportKey('pkcs8', keys.privateKey);
   mkdirSync(dirname(files.keyFile), { recursive: true, mode: 0o700 });
   mkdirSync(dirname(files.certFile), { recursive: true, mode: 0o700 });
-  writeDurably(files.keyFile, pem('PRIVATE KEY', pkcs8), 0o600);
-  writeDurably(files.certFile, cert.toString('pem') + '\n', 0o644);
+  writeFileDurable(files.keyFile, pem('PRIVATE KEY', pkcs8), { mode: 0o600 });
+  writeFileDurable(files.certFile, cert.toString('pem') + '\n');
 }

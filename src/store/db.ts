@@ -10,7 +10,7 @@ import Database from 'better-sqlite3';
 import { readdirSync, readFileSync, mkdirSync, existsSync, chmodSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { InternalError } from '../errors.js';
+import { InternalError } from '../kernel/errors.js';
 
 export type Db = Database.Database;
 

@@ -10,8 +10,8 @@ import fc from 'fast-check';
 import { openDb } from '../../src/store/db.js';
 import { CapabilityAuthority, attenuateOffline, type VerifiedCapability } from '../../src/auth/capability.js';
 import { createPolicy } from '../../src/auth/policy.js';
-import { RIGHTS, type Right, type Principal } from '../../src/auth/principal.js';
-import { QuarryError } from '../../src/errors.js';
+import { RIGHTS, type Right, type Principal } from '../../src/kernel/principal.js';
+import { QuarryError } from '../../src/kernel/errors.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'quarry-atten-'));
 const db = openDb(join(dir, 'state.sqlite'));

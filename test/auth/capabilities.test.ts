@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import macaroon from 'macaroon';
 import { startAuthServer, type AuthTestServer } from './support.js';
 import { attenuateOffline, encodeCapability, decodeCapability } from '../../src/auth/capability.js';
-import { RIGHTS } from '../../src/auth/principal.js';
+import { RIGHTS } from '../../src/kernel/principal.js';
 import type { RouteGroup } from '../../src/http/route.js';
-import { requireRight, requirePublic } from '../../src/auth/principal.js';
+import { requireRight, requirePublic } from '../../src/kernel/principal.js';
 
 // A stand-in for a control-plane endpoint: needs mgmt.deploy for the target named in the query.
 const probe: RouteGroup = {

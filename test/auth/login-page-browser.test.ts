@@ -11,7 +11,7 @@ import { chromium, type Browser } from 'playwright-core';
 import { startServer, type TestServer } from '../support/server.js';
 import { openDb } from '../../src/store/db.js';
 import { createAuthCore, stateDbPath } from '../../src/auth/index.js';
-import { RIGHTS } from '../../src/auth/principal.js';
+import { RIGHTS } from '../../src/kernel/principal.js';
 
 const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
 const PASSWORD = 'browser-password-7';

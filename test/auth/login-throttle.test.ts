@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import * as opaque from '@serenity-kit/opaque';
 import { startAuthServer, type AuthTestServer } from './support.js';
 import { LoginThrottle } from '../../src/auth/throttle.js';
-import { RIGHTS } from '../../src/auth/principal.js';
+import { RIGHTS } from '../../src/kernel/principal.js';
 
 async function start(srv: AuthTestServer, username: string) {
   const { startLoginRequest } = opaque.client.startLogin({ password: 'irrelevant' });

@@ -7,7 +7,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import * as opaque from '@serenity-kit/opaque';
 import { startAuthServer, type AuthTestServer } from './support.js';
 import { OPAQUE_KEY_STRETCHING } from '../../src/auth/opaque-config.js';
-import { RIGHTS } from '../../src/auth/principal.js';
+import { RIGHTS } from '../../src/kernel/principal.js';
 
 const ADMIN_PW = 'correct horse battery staple';
 const ALICE_PW = 'ålice-pässword-42';

@@ -4,7 +4,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { QuarryError } from '../../src/errors.js';
+import { QuarryError } from '../../src/kernel/errors.js';
 import { fixture, principal, settle, type Fixture } from './support.js';
 import { chunks, rawTar, sha256, type RawEntry } from './tarball.js';
 

@@ -4,7 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { QuarryError } from '../../src/errors.js';
+import { QuarryError } from '../../src/kernel/errors.js';
 import { anonymous, fixture, principal, settle, type Fixture } from './support.js';
 
 let f: Fixture;

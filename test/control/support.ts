@@ -8,7 +8,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { RIGHTS, type Principal, type Right } from '../../src/auth/principal.js';
+import { RIGHTS, type Principal, type Right } from '../../src/kernel/principal.js';
 import { EventBus, type BusEvent } from '../../src/events/bus.js';
 import { openDb, type Db } from '../../src/store/db.js';
 import { ControlPlane, type ControlPlaneOptions, type OpView } from '../../src/control/control-plane.js';

@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { canonicalUrl, CidRegistry, hashKey, MAX_CID, fileKey, idKey } from '../../src/corpora/cid.js';
+import { canonicalUrl, CidRegistry, hashKey, fileKey, idKey } from '../../src/corpora/cid.js';
+import { MAX_CID } from '../../src/kernel/cid.js';
 import { openDb } from '../../src/store/db.js';
 
 test('canonical URLs: scheme and host lower-cased, default port, fragment and dot segments dropped', () => {

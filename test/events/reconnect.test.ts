@@ -11,8 +11,8 @@ import { EventBus } from '../../src/events/bus.js';
 import { eventRoutes } from '../../src/events/routes.js';
 import { startInProcess, type InProcessServer } from '../support/in-process.js';
 import { connect } from '../support/client.js';
-import type { Policy } from '../../src/auth/principal.js';
-import { UnauthenticatedError } from '../../src/errors.js';
+import type { Policy } from '../../src/kernel/principal.js';
+import { UnauthenticatedError } from '../../src/kernel/errors.js';
 import { ManualTimers, parseStream, principalWith } from './support.js';
 import { tlsFetch } from './tls-fetch.js';
 

@@ -7,8 +7,8 @@ import { EventBus } from '../../src/events/bus.js';
 import { eventRoutes } from '../../src/events/routes.js';
 import { runEventStream, type StreamEnd } from '../../src/events/stream.js';
 import type { RequestContext, StreamReply } from '../../src/http/route.js';
-import type { Principal } from '../../src/auth/principal.js';
-import { QuarryError } from '../../src/errors.js';
+import type { Principal } from '../../src/kernel/principal.js';
+import { QuarryError } from '../../src/kernel/errors.js';
 import { ManualTimers, parseStream, principalWith, RecordingSink } from './support.js';
 
 const reader = principalWith(['events.read', 'mgmt.read']);

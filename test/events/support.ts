@@ -5,7 +5,7 @@
  * third-party parser rather than by our own.
  */
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import type { Principal, Right } from '../../src/auth/principal.js';
+import type { Principal, Right } from '../../src/kernel/principal.js';
 
 export interface ParsedStream {
   events: EventSourceMessage[];

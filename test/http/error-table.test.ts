@@ -3,7 +3,7 @@
 // leak their message.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import * as errors from '../../src/errors.js';
+import * as errors from '../../src/kernel/errors.js';
 import { ERROR_CODES, WIRE_CODES, httpError } from '../../src/http/errors.js';
 
 const expected: Record<errors.ErrorCode, number> = {

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Router, RouteConflictError } from '../../src/http/router.js';
-import { MethodNotAllowedError, NotFoundError, BadRequestError } from '../../src/errors.js';
+import { MethodNotAllowedError, NotFoundError, BadRequestError } from '../../src/kernel/errors.js';
 import type { Route, RouteGroup } from '../../src/http/route.js';
 
 const h: Route['handler'] = async () => ({ json: {} });

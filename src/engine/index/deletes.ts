@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { InternalError } from '../../errors.js';
+import { InternalError } from '../../kernel/errors.js';
 import { MAGIC, verifiedPayload, withFooter } from './footer.js';
 import type { DeletedBits } from './segment-reader.js';
 

@@ -5,34 +5,14 @@
  * Named fault points let tests crash a commit at a chosen step (`QUARRY_INDEX_FAULT=<point>` kills the
  * process there) without patching code.
  */
-import { closeSync, fsyncSync, openSync, renameSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { writeFileDurable as writeDurable } from '../../kernel/durable-file.js';
 
-export const TMP_SUFFIX = '.tmp';
+export { fsyncDir, isTempName } from '../../kernel/durable-file.js';
 
-/** Writes `data` to `dir/name` durably: tmp → write → fsync → rename. The caller fsyncs the directory. */
+/** Writes `data` to `dir/name` durably (kernel/durable-file.ts). The caller fsyncs the directory. */
 export function writeFileDurable(dir: string, name: string, data: Uint8Array): void {
-  const tmp = join(dir, `${name}.${process.pid}${TMP_SUFFIX}`);
-  const fd = openSync(tmp, 'w', 0o644);
-  try {
-    let off = 0;
-    while (off < data.length) off += writeSync(fd, data, off, data.length - off);
-    faultPoint('file-written');
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, join(dir, name));
-}
-
-/** Makes completed renames and unlinks in `dir` durable. */
-export function fsyncDir(dir: string): void {
-  const fd = openSync(dir, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
+  writeDurable(join(dir, name), data, { syncDir: false, beforeSync: () => faultPoint('file-written') });
 }
 
 const FAULT = process.env.QUARRY_INDEX_FAULT;

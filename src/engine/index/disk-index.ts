@@ -11,9 +11,10 @@
  */
 import { mkdirSync, readdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { BadCidError, BadRequestError, ConflictError, InternalError, UnavailableError } from '../../errors.js';
+import { toCid } from '../../kernel/cid.js';
+import { BadRequestError, ConflictError, InternalError, UnavailableError } from '../../kernel/errors.js';
 import { countDeleted, deletesFileName, encodeDeletes, readDeletes } from './deletes.js';
-import { fsyncDir, faultPoint, TMP_SUFFIX, writeFileDurable } from './directory.js';
+import { fsyncDir, faultPoint, isTempName, writeFileDurable } from './directory.js';
 import { WriterLock } from './lock.js';
 import { EMPTY_MANIFEST, manifestFiles, readManifest, writeManifest, type Manifest, type ManifestSegment } from './manifest.js';
 import { findMerges } from './merge-policy.js';
@@ -76,19 +77,6 @@ interface State {
   snapshot: IndexSnapshot;
 }
 
-const MAX_CID = (1n << 63n) - 1n;
-const CID_RE = /^(0|[1-9][0-9]{0,18})$/;
-
-/** Validates a cid given as bigint or decimal string (CONTRACT §1 `bad_cid`). */
-export function toCid(v: unknown, param = 'cid'): bigint {
-  let c: bigint;
-  if (typeof v === 'bigint') c = v;
-  else if (typeof v === 'string' && CID_RE.test(v)) c = BigInt(v);
-  else throw new BadCidError(`cid ${typeof v === 'string' ? JSON.stringify(v) : typeof v} is not a decimal string of 1–19 digits or a bigint.`, param);
-  if (c < 0n || c > MAX_CID) throw new BadCidError(`cid ${c} is outside 0 … 2^63−1.`, param);
-  return c;
-}
-
 function toDocument(doc: unknown): IndexedDocument {
   if (typeof doc !== 'object' || doc === null) throw new BadRequestError('A document must be an object with cid, title and text.', 'doc');
   const d = doc as Record<string, unknown>;
@@ -115,7 +103,7 @@ function segmentName(n: number): string {
 
 /** Whether a file name is one this index manages (and may garbage-collect). */
 function isIndexFile(name: string): boolean {
-  return name.startsWith('seg_') || name.endsWith(TMP_SUFFIX);
+  return name.startsWith('seg_') || isTempName(name);
 }
 
 export class Index {

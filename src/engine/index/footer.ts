@@ -5,7 +5,7 @@
  * deletes, manifest) and by the consistency check for the lazily read stored-fields file.
  */
 import { crc32 } from 'node:zlib';
-import { InternalError } from '../../errors.js';
+import { InternalError } from '../../kernel/errors.js';
 
 export const FOOTER_BYTES = 12;
 export const FORMAT_VERSION = 1;

@@ -6,7 +6,7 @@
  * decompressed at open with an offset per document.
  */
 import { constants as zc, brotliCompressSync, brotliDecompressSync } from 'node:zlib';
-import { InternalError } from '../../errors.js';
+import { InternalError } from '../../kernel/errors.js';
 import { ByteReader, ByteWriter, utf8Decoder } from './bytes.js';
 import { writeOptional, writeString } from './store.js';
 

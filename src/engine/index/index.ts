@@ -1,5 +1,6 @@
 /** The on-disk index: segments, deletes, manifest commits, merges, refresh and the consistency check. */
-export { Index, toCid, type IndexWriter, type IndexSnapshot, type ResolvedIndexOptions } from './disk-index.js';
+export { toCid } from '../../kernel/cid.js';
+export { Index, type IndexWriter, type IndexSnapshot, type ResolvedIndexOptions } from './disk-index.js';
 export { checkIndex, type CheckReport } from './check.js';
 export { siteTerms } from './segment-writer.js';
 export type { SegmentView } from './segment-reader.js';

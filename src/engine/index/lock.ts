@@ -9,7 +9,7 @@
  */
 import { closeSync, linkSync, openSync, readFileSync, realpathSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { ConflictError } from '../../errors.js';
+import { ConflictError } from '../../kernel/errors.js';
 
 export const LOCK_FILE = 'write.lock';
 

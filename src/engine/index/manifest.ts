@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { InternalError } from '../../errors.js';
+import { InternalError } from '../../kernel/errors.js';
 import { utf8Decoder, utf8Encoder } from './bytes.js';
 import { faultPoint, fsyncDir, writeFileDurable } from './directory.js';
 import { MAGIC, verifiedPayload, withFooter } from './footer.js';

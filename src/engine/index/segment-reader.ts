@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { brotliDecompressSync } from 'node:zlib';
-import { InternalError } from '../../errors.js';
+import { InternalError } from '../../kernel/errors.js';
 import { ByteReader, utf8Decoder } from './bytes.js';
 import { MAGIC, verifiedPayload } from './footer.js';
 import { BlockPostingsCursor, decodeSkipTable, type SkipTable } from './postings.js';

@@ -14,7 +14,7 @@
  */
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { constants as zc, brotliCompressSync, brotliDecompressSync } from 'node:zlib';
-import { InternalError } from '../../errors.js';
+import { InternalError } from '../../kernel/errors.js';
 import { ByteReader, ByteWriter, utf8Decoder, utf8Encoder } from './bytes.js';
 import { FOOTER_BYTES, MAGIC, readFooter, withFooter } from './footer.js';
 import { stepClock, type Steps } from './steps.js';

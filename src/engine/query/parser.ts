@@ -16,7 +16,7 @@
  * dropped after counting.
  */
 import { domainToASCII } from 'node:url';
-import { BadQueryError } from '../../errors.js';
+import { BadQueryError } from '../../kernel/errors.js';
 import { analyze } from '../analysis/analyzer.js';
 
 /** Longest `q` accepted, in UTF-8 bytes (CONTRACT §1 `bad_query`). */

@@ -7,7 +7,7 @@
  * search(q): parse (parser.ts) → logical query (logical.ts) → execute (executor.ts) → phrase relaxation
  * → did-you-mean → the page's hits with stored fields and snippets. All of it synchronous.
  */
-import { BadPageError, BadQueryError, BadRequestError } from '../../errors.js';
+import { BadPageError, BadQueryError, BadRequestError } from '../../kernel/errors.js';
 import { analyzeSurfaces } from '../analysis/analyzer.js';
 import type { SegmentReader, StoredDocument } from '../index/types.js';
 import type { ScoringMode } from '../rank/bm25.js';

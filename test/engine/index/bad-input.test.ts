@@ -6,7 +6,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { QuarryError } from '../../../src/errors.js';
+import { QuarryError } from '../../../src/kernel/errors.js';
 import { checkIndex, Index, toCid } from '../../../src/engine/index/index.js';
 import { liveDocuments, tempDir } from './fixtures.js';
 

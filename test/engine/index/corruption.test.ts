@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { QuarryError } from '../../../src/errors.js';
+import { QuarryError } from '../../../src/kernel/errors.js';
 import { checkIndex, Index } from '../../../src/engine/index/index.js';
 import { tempDir } from './fixtures.js';
 

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { QuarryError } from '../../../src/errors.js';
+import { QuarryError } from '../../../src/kernel/errors.js';
 import { Index } from '../../../src/engine/index/index.js';
 import { tempDir } from './fixtures.js';
 

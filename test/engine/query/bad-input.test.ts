@@ -5,8 +5,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { QuarryError } from '../../../src/errors.js';
-import { MAX_CID, parseCid } from '../../../src/engine/cid.js';
+import { QuarryError } from '../../../src/kernel/errors.js';
+import { MAX_CID, parseCid } from '../../../src/kernel/cid.js';
 import { createSearcher } from '../../../src/engine/query/searcher.js';
 import { MemorySegment } from '../support/memory-segment.js';
 

@@ -1,7 +1,7 @@
 /** The query parser: lexing, occurs, spans, what counts as a clause, and the bad_query limits. */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { QuarryError } from '../../../src/errors.js';
+import { QuarryError } from '../../../src/kernel/errors.js';
 import { MAX_QUERY_BYTES, MAX_QUERY_CLAUSES, normalizeSiteHost, parseQuery } from '../../../src/engine/query/parser.js';
 
 const shape = (q: string) => parseQuery(q).clauses.map((c) =>

@@ -2,7 +2,7 @@
  * Who is making a request and what they may do: the value the policy module resolves from a capability
  * (or its absence) once per request, and that every face consults. Rights are CONTRACT §4's list.
  */
-import { ForbiddenError, UnauthenticatedError } from '../errors.js';
+import { ForbiddenError, UnauthenticatedError } from './errors.js';
 
 export const RIGHTS = [
   'search',

@@ -1,0 +1,97 @@
+/**
+ * Durable file writes, the one implementation of "nothing acknowledged is lost" on disk: a new file is
+ * written under a unique temporary name in its final directory, fsynced, renamed over the final name,
+ * and the directory fsynced. A crash leaves the old file or the new one under the final name, never a
+ * torn one; what is left behind is a temporary (`*.tmp`), garbage that its owner's recovery removes.
+ *
+ * A live pointer is a symlink replaced the same way (a temporary symlink renamed over it), so a reader
+ * resolving it sees the old target or the new one, never a missing or half-made link.
+ */
+import { randomBytes } from 'node:crypto';
+import {
+  closeSync, fsyncSync, linkSync, lstatSync, openSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, writeSync,
+} from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+
+/** Every temporary this module makes ends so; recovery code recognizes garbage by it. */
+export const TMP_SUFFIX = '.tmp';
+
+export function isTempName(name: string): boolean {
+  return name.endsWith(TMP_SUFFIX);
+}
+
+/** A fresh temporary name beside `final`: unique across processes and calls, hidden, ending in `.tmp`. */
+export function tempName(final: string): string {
+  return join(dirname(final), `.${basename(final)}.${process.pid}-${randomBytes(6).toString('hex')}${TMP_SUFFIX}`);
+}
+
+export interface DurableWriteOptions {
+  /** File mode of the new file (applied at creation, so a secret is never readable by others). Default 0o644. */
+  mode?: number;
+  /**
+   * fsync the directory after the rename. Default true. A caller that renames several files into one
+   * directory (an index commit) passes false and calls `fsyncDir` once after the last rename.
+   */
+  syncDir?: boolean;
+  /** Keep an existing file: the write fails with EEXIST instead of replacing it (first writer wins). */
+  exclusive?: boolean;
+  /** Called after the data is written and before the fsync: a fault point for crash tests. */
+  beforeSync?: () => void;
+}
+
+/** Writes `data` to `file` durably (temporary → write → fsync → rename → fsync directory). */
+export function writeFileDurable(file: string, data: string | Uint8Array, options: DurableWriteOptions = {}): void {
+  const tmp = tempName(file);
+  const fd = openSync(tmp, 'wx', options.mode ?? 0o644);
+  try {
+    try {
+      const buf = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+      let off = 0;
+      while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
+      options.beforeSync?.();
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    // link() refuses to replace an existing file, which is what an exclusive write wants.
+    if (options.exclusive) linkSync(tmp, file);
+    else renameSync(tmp, file);
+  } finally {
+    rmSync(tmp, { force: true });
+  }
+  if (options.syncDir !== false) fsyncDir(dirname(file));
+}
+
+/** Makes completed renames, links and unlinks in `dir` durable. */
+export function fsyncDir(dir: string): void {
+  const fd = openSync(dir, 'r');
+  try { fsyncSync(fd); } finally { closeSync(fd); }
+}
+
+/** fsyncs every file and directory under `root` (bottom-up), so a later rename publishes durable content. */
+export function fsyncTree(root: string): void {
+  for (const name of readdirSync(root)) {
+    const p = join(root, name);
+    const st = lstatSync(p);
+    if (st.isDirectory()) fsyncTree(p);
+    else if (st.isFile()) {
+      const fd = openSync(p, 'r');
+      try { fsyncSync(fd); } finally { closeSync(fd); }
+    }
+  }
+  fsyncDir(root);
+}
+
+/** Points `link` at `target` (a relative path is resolved from the link's directory) in one rename. */
+export function switchSymlink(link: string, target: string): void {
+  const tmp = tempName(link);
+  symlinkSync(target, tmp);
+  try { renameSync(tmp, link); } catch (err) { rmSync(tmp, { force: true }); throw err; }
+  fsyncDir(dirname(link));
+}
+
+/** Removes a tree even when its files were made read-only. */
+export function removeTree(p: string): void {
+  try { statSync(p); } catch { try { lstatSync(p); } catch { return; } }
+  rmSync(p, { recursive: true, force: true });
+}
