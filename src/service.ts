@@ -15,15 +15,19 @@
 import { resolve } from 'node:path';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createAuth } from './auth/index.js';
+import { createLoginPage } from './auth/login-page.js';
 import { createControlPlane } from './control/index.js';
 import { openCorpora, type Corpora } from './corpora/index.js';
 import { EventBus } from './events/bus.js';
-import { eventRoutes } from './events/routes.js';
+import { EventsService } from './events/service.js';
 import { UnavailableError } from './kernel/errors.js';
 import type { ServerLimits } from './http/limits.js';
-import { buildOpenApi, openApiRoutes } from './http/openapi.js';
 import type { RouteGroup } from './http/route.js';
-import { searchRoutes, type SearchCorpora } from './http/search-routes.js';
+import { authRoutes } from './rest/auth.js';
+import { eventRoutes } from './rest/events.js';
+import { buildOpenApi, openApiRoutes } from './rest/openapi.js';
+import { searchRoutes } from './rest/search.js';
+import { SearchService, type SearcherSource } from './search/service.js';
 import { QuarryServer, consoleLogger, type Logger } from './http/server.js';
 import { ensureTls, loadTls, type TlsMaterial } from './http/tls.js';
 import { openDb, type Db } from './store/db.js';
@@ -101,15 +105,15 @@ async function startServiceWith(options: ServiceOptions, closers: (() => Promise
     return typeof v === 'object' && v !== null && !Array.isArray(v) ? v as Record<string, unknown> : {};
   };
 
-  // Auth: the policy that resolves each request's principal, and its route group.
+  // Auth: the policy that resolves each request's principal, and the accounts-and-capabilities service.
   const auth = createAuth({ ...section('auth'), db, dataDir, bus });
   closers.push(() => auth.close());
-  const groups: RouteGroup[] = [auth.group];
+  const groups: RouteGroup[] = [authRoutes(auth.service, createLoginPage())];
 
   // Corpora: opened in the background once the server listens; until then search answers 503.
   let corpora: Corpora | undefined;
   let ownReady = false;
-  const search: SearchCorpora = {
+  const search: SearcherSource = {
     searcher(scope) {
       if (!corpora) throw new UnavailableError('The indexes are not open yet; retry shortly.', 2);
       // The own corpus is indexed on first start; until that finishes its answers would be partial.
@@ -117,8 +121,8 @@ async function startServiceWith(options: ServiceOptions, closers: (() => Promise
       return corpora.searcher(scope);
     },
   };
-  groups.push(searchRoutes(search));
-  groups.push(eventRoutes({ bus }));
+  groups.push(searchRoutes(new SearchService(search)));
+  groups.push(eventRoutes(new EventsService(bus)));
 
   // Control plane: recovers interrupted operations and reconciles targets before it serves requests.
   const control = createControlPlane({ ...section('control'), db, bus, dataDir });

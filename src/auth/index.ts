@@ -1,24 +1,24 @@
 /**
- * Authentication and authority for Quarry: OPAQUE accounts, macaroon capabilities, and the policy every
- * face calls. `createAuth` is the one entry point the service's composition root uses; the CLI uses the
- * same pieces over the same data directory. See docs/auth.md.
+ * Authentication and authority for Quarry: OPAQUE accounts, macaroon capabilities, the policy that
+ * resolves each request's principal, and the auth application service every face calls. `createAuth` is
+ * the one entry point; the server and the CLI build the same pieces over the same data directory.
+ * See docs/auth.md.
  */
 import type { Db } from '../store/db.js';
 import type { EventBus } from '../events/bus.js';
 import type { Policy, Right } from '../kernel/principal.js';
-import type { Route, RouteGroup } from '../http/route.js';
 import { CapabilityAuthority } from './capability.js';
 import { createPolicy } from './policy.js';
 import { Accounts } from './accounts.js';
 import { LoginThrottle, type ThrottleOptions } from './throttle.js';
 import { loadCapabilityRootKey, loadOpaqueServerSetup } from './secrets.js';
-import { authRouteGroup } from './routes.js';
-import { createLoginPage } from './login-page.js';
+import { AuthService } from './service.js';
 
 export { ANONYMOUS_RIGHTS, presentedCapabilities } from './policy.js';
 export { CapabilityAuthority, attenuateOffline } from './capability.js';
 export { Accounts } from './accounts.js';
 export { requireRight, requirePublic } from '../kernel/principal.js';
+export { AuthService } from './service.js';
 export type { Right };
 
 export interface AuthOptions {
@@ -51,17 +51,13 @@ export interface AuthOptions {
 
 export interface Auth {
   policy: Policy;
-  routes: Route[];
-  /** The routes with the group's OpenAPI parts (tags, component schemas). */
-  group: RouteGroup;
-  openapi: RouteGroup['openapi'];
+  service: AuthService;
   accounts: Accounts;
   capabilities: CapabilityAuthority;
   close(): void;
 }
 
-/** The pieces over one data directory, without routes: for the CLI. */
-export function createAuthCore(options: AuthOptions): { accounts: Accounts; capabilities: CapabilityAuthority; policy: Policy; now: () => Date } {
+export function createAuth(options: AuthOptions): Auth {
   const now = options.now ?? (() => new Date());
   const capabilities = new CapabilityAuthority({
     db: options.db, rootKey: loadCapabilityRootKey(options.dataDir), now,
@@ -77,18 +73,10 @@ export function createAuthCore(options: AuthOptions): { accounts: Accounts; capa
     maxInviteTtlSeconds: options.maxInviteTtlSeconds,
   });
   const policy = createPolicy({ capabilities, anonymous: options.anonymous !== false });
-  return { accounts, capabilities, policy, now };
-}
-
-export function createAuth(options: AuthOptions): Auth {
-  const { accounts, capabilities, policy, now } = createAuthCore(options);
-  const group = authRouteGroup({
-    db: options.db, accounts, capabilities, loginPage: createLoginPage(), now,
-    maxAttenuateTtlSeconds: options.maxAttenuateTtlSeconds,
-  });
+  const service = new AuthService({ db: options.db, accounts, capabilities, now, maxAttenuateTtlSeconds: options.maxAttenuateTtlSeconds });
   let closed = false;
   return {
-    policy, routes: group.routes, group, openapi: group.openapi, accounts, capabilities,
+    policy, service, accounts, capabilities,
     close() {
       if (closed) return;
       closed = true;

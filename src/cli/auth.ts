@@ -11,21 +11,15 @@ import tls from 'node:tls';
 import { X509Certificate } from 'node:crypto';
 import * as opaque from '@serenity-kit/opaque';
 import { openDb } from '../store/db.js';
-import { appendAudit } from '../store/audit.js';
-import { createAuthCore, stateDbPath } from '../auth/index.js';
-import { RIGHTS, isRight, type Right } from '../kernel/principal.js';
-import { TARGET_PATTERN, rightsList, targetsJson } from '../auth/capability.js';
+import { resolveDataDir, UsageError } from './command.js';
+import { createAuth, stateDbPath, type Auth } from '../auth/index.js';
+import { LOCAL_OPERATOR, RIGHTS, isRight, type Right } from '../kernel/principal.js';
+import { TARGET_PATTERN } from '../auth/capability.js';
 import { checkUsername } from '../auth/accounts.js';
 import { OPAQUE_KEY_STRETCHING } from '../auth/opaque-config.js';
 
 type Command = { run(args: string[]): Promise<number> };
 
-/** Where the data directory is when `--data` is not given. */
-export function defaultDataDir(): string {
-  return process.env['QUARRY_DATA'] ?? 'data';
-}
-
-class UsageError extends Error {}
 
 /** `90s`, `15m`, `12h`, `7d`, or a plain number of seconds. */
 export function parseDuration(text: string): number {
@@ -51,10 +45,10 @@ function parseTargetsArg(text: string | undefined): string[] | undefined {
 }
 
 /** Opens the auth pieces over a data directory for one command, closing the database after. */
-async function withAuth<T>(dataDir: string, fn: (core: ReturnType<typeof createAuthCore>, db: ReturnType<typeof openDb>) => Promise<T> | T): Promise<T> {
+async function withAuth<T>(dataDir: string, fn: (auth: Auth) => Promise<T> | T): Promise<T> {
   const db = openDb(stateDbPath(dataDir));
   try {
-    return await fn(createAuthCore({ db, dataDir }), db);
+    return await fn(createAuth({ db, dataDir }));
   } finally {
     db.close();
   }
@@ -129,7 +123,7 @@ export const user: Command = {
       });
       if (values.help) { console.log(USER_USAGE); return 0; }
       const [sub, name] = positionals;
-      const dataDir = values.data ?? defaultDataDir();
+      const dataDir = resolveDataDir(values.data);
       if (sub === 'add') {
         if (name === undefined) throw new UsageError('user add needs a NAME');
         checkUsername(name, 'NAME');
@@ -138,19 +132,19 @@ export const user: Command = {
         const targets = parseTargetsArg(values.targets);
         const password = await readPassword(values['password-stdin'] === true, `Password for ${name}: `, true);
         await opaque.ready;
-        await withAuth(dataDir, (core) => core.accounts.createLocally(name, password, rights, targets));
+        await withAuth(dataDir, (auth) => auth.accounts.createLocally(name, password, rights, targets));
         console.error(`Created account ${name} with rights ${rights.join(', ')}.`);
         return 0;
       }
       if (sub === 'list') {
-        const list = await withAuth(dataDir, (core) => core.accounts.list());
+        const list = await withAuth(dataDir, (auth) => auth.accounts.list());
         if (values.json) console.log(JSON.stringify(list, null, 2));
         else for (const a of list) console.log(`${a.name}\t${a.disabled ? 'disabled' : 'active'}\t${a.rights.join(',')}${a.targets ? `\ttargets=${a.targets.join(',')}` : ''}`);
         return 0;
       }
       if (sub === 'disable') {
         if (name === undefined) throw new UsageError('user disable needs a NAME');
-        const n = await withAuth(dataDir, (core) => { core.accounts.disable(name, { actor: 'local' }); return core.capabilities.revokeAccount(name); });
+        const n = await withAuth(dataDir, (auth) => { auth.accounts.disable(name, { actor: 'local' }); return auth.capabilities.revokeAccount(name); });
         console.error(`Disabled ${name}; ${n} capabilities revoked.`);
         return 0;
       }
@@ -176,7 +170,7 @@ export const invite: Command = {
       const rights = parseRightsArg(values.rights);
       const targets = parseTargetsArg(values.targets);
       const ttlSeconds = values.ttl === undefined ? undefined : parseDuration(values.ttl);
-      const r = await withAuth(values.data ?? defaultDataDir(), (core) => core.accounts.createInvite({ rights, targets, ttlSeconds }, { actor: 'local' }));
+      const r = await withAuth(resolveDataDir(values.data), (auth) => auth.accounts.createInvite({ rights, targets, ttlSeconds }, { actor: 'local' }));
       console.log(r.invite);
       console.error(`Invite ${r.id} for ${rights.join(', ')}, valid until ${r.expiresAt.toISOString()}.`);
       return 0;
@@ -200,23 +194,20 @@ export const cap: Command = {
         options: { rights: { type: 'string' }, targets: { type: 'string' }, ttl: { type: 'string' }, data: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
       });
       if (values.help) { console.log(CAP_USAGE); return 0; }
-      const dataDir = values.data ?? defaultDataDir();
+      const dataDir = resolveDataDir(values.data);
       const [sub, id] = positionals;
       if (sub === 'mint') {
         const rights = parseRightsArg(values.rights);
         const targets = parseTargetsArg(values.targets);
         const ttl = parseDuration(values.ttl ?? '30d');
-        const minted = await withAuth(dataDir, (core, db) => {
-          const m = core.capabilities.mint({ rights, targets, ttlSeconds: ttl === 0 ? undefined : ttl, kind: 'mint' });
-          appendAudit(db, { action: 'cap.mint', actor: 'local', target: m.capId, result: 'ok', detail: { cap_id: m.capId, rights: rightsList(m.grant), targets: targetsJson(m.grant), expires_at: m.grant.expiresAt?.toISOString() ?? null } });
-          return m;
-        });
+        const minted = await withAuth(dataDir, (auth) =>
+          auth.service.mintCapability(LOCAL_OPERATOR, { rights, targets, ttlSeconds: ttl === 0 ? undefined : ttl }));
         console.log(minted.cap);
-        console.error(`Capability ${minted.capId}: ${rightsList(minted.grant).join(', ')}${minted.grant.expiresAt ? `, until ${minted.grant.expiresAt.toISOString()}` : ', no expiry'}.`);
+        console.error(`Capability ${minted.cap_id}: ${minted.rights.join(', ')}${minted.expires_at ? `, until ${minted.expires_at}` : ', no expiry'}.`);
         return 0;
       }
       if (sub === 'list') {
-        const list = await withAuth(dataDir, (core) => core.capabilities.list());
+        const list = await withAuth(dataDir, (auth) => auth.service.listCapabilities(LOCAL_OPERATOR).caps);
         for (const c of list) {
           console.log([c.cap_id, c.parent_id ?? '-', c.account ?? '-', c.rights.join(','), c.expires_at ?? 'never', c.revoked ? 'revoked' : 'active'].join('\t'));
         }
@@ -224,11 +215,7 @@ export const cap: Command = {
       }
       if (sub === 'revoke') {
         if (id === undefined) throw new UsageError('cap revoke needs a CAP_ID');
-        const r = await withAuth(dataDir, (core, db) => {
-          const out = core.capabilities.revoke(id);
-          appendAudit(db, { action: 'cap.revoke', actor: 'local', target: out.id, result: 'ok', detail: { revoked: out.revoked } });
-          return out;
-        });
+        const r = await withAuth(dataDir, (auth) => auth.service.revokeCapability(LOCAL_OPERATOR, { cap_id: id }, {}));
         console.log(r.revoked);
         return 0;
       }

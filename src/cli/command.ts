@@ -9,6 +9,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { resolve } from 'node:path';
 import { QuarryError } from '../kernel/errors.js';
+import { toJson } from '../kernel/json.js';
 
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
@@ -44,10 +45,6 @@ export function resolveDataDir(flag: string | undefined): string {
   return resolve(flag ?? process.env['QUARRY_DATA'] ?? 'data');
 }
 
-/** JSON with bigints (cids) as decimal strings, as on every other face. */
-export function toJson(value: unknown): string {
-  return JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
-}
 
 /** One JSON line on stdout. */
 export function printJsonLine(value: unknown): void {

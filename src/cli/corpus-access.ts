@@ -8,6 +8,7 @@ import { Index } from '../engine/index.js';
 import { corpusExists, indexDir, isScope, SCOPES, type Scope } from '../corpora/corpora.js';
 import { defaultConfigFile, loadCorporaConfig, loadCorporaConfigFromServiceFile, type CorporaConfig } from '../corpora/config.js';
 import { NotFoundError } from '../kernel/errors.js';
+import { SearchService, type SearchLimits } from '../search/service.js';
 import { UsageError } from './command.js';
 
 export const CORPUS_OPTIONS = {
@@ -28,6 +29,21 @@ export function loadCliCorporaConfig(configFlag: string | undefined, dataDir: st
   const file = configFlag ?? process.env['QUARRY_CONFIG'];
   if (file) return loadCorporaConfigFromServiceFile(file);
   return loadCorporaConfig(defaultConfigFile(dataDir), { optional: true });
+}
+
+/**
+ * The search service over one index opened read-only, as the operator at the machine sees it: the same
+ * rules and resources as every other face. `close()` closes the index.
+ */
+export async function openSearchService(dataDir: string, scope: Scope, limits: SearchLimits = {}): Promise<{ service: SearchService; close(): Promise<void> }> {
+  const index = await openIndexReadOnly(dataDir, scope);
+  const service = new SearchService({ searcher: (s) => (s === scope ? index.searcher() : undefined) }, limits);
+  return { service, close: () => index.close() };
+}
+
+/** The wire form of a scope: absent for the own corpus (as the HTTP API takes it). */
+export function wireScope(scope: Scope): Scope | undefined {
+  return scope === 'own' ? undefined : scope;
 }
 
 /** Opens the index of `scope` for reading; NotFoundError when it was never created. */

@@ -1,10 +1,11 @@
 /**
- * `quarry doc CID`: prints one document of a corpus (read-only). `--json` prints the object of
- * `GET /api/doc` (the whole text: the 1 MiB cut is the HTTP face's). Exit 1 when there is no such document.
+ * `quarry doc CID`: prints one document of a corpus (read-only). `--json` prints the body of
+ * `GET /api/doc`, byte for byte (the found document, or the not-found body). Exit 1 when there is no such
+ * document.
  */
-import { parseCid } from '../engine/index.js';
+import { LOCAL_OPERATOR } from '../kernel/principal.js';
 import { COMMON_OPTIONS, EXIT_FAILURE, EXIT_OK, parseCommandArgs, printJsonLine, resolveDataDir, runCommand, UsageError } from './command.js';
-import { CORPUS_OPTIONS, corpusOption, openIndexReadOnly } from './corpus-access.js';
+import { CORPUS_OPTIONS, corpusOption, openSearchService, wireScope } from './corpus-access.js';
 
 const USAGE = `usage: quarry doc [--corpus own|web|trusted] [--data DIR] [--json] CID
 
@@ -18,27 +19,23 @@ export async function run(args: string[]): Promise<number> {
     if (values.help) { console.log(USAGE); return EXIT_OK; }
     const scope = corpusOption(values);
     if (positionals.length !== 1) throw new UsageError(positionals.length === 0 ? 'no CID given.' : 'give exactly one CID.');
-    const cid = parseCid(positionals[0]!);
-    const index = await openIndexReadOnly(resolveDataDir(values.data), scope);
+    const { service, close } = await openSearchService(resolveDataDir(values.data), scope);
     try {
-      const d = index.searcher().get(cid);
-      if (!d) {
-        const message = `No document with cid ${cid} in the ${scope} corpus.`;
-        if (json) printJsonLine({ v: 1, found: false, cid: cid.toString(), error: { code: 'not_found', message } });
-        process.stderr.write(`quarry doc: ${message}\n`);
+      const d = service.doc(LOCAL_OPERATOR, { cid: positionals[0], scope: wireScope(scope) });
+      if (json) printJsonLine(d);
+      if (!d.found) {
+        process.stderr.write(`quarry doc: ${d.error.message}\n`);
         return EXIT_FAILURE;
       }
-      if (json) {
-        printJsonLine({ v: 1, found: true, cid: cid.toString(), ...(d.url !== undefined ? { url: d.url } : {}), ...(d.host !== undefined ? { host: d.host } : {}), title: d.title, truncated: false, text: d.text });
-      } else {
+      if (!json) {
         console.log(d.title);
         if (d.url) console.log(d.url);
-        console.log(`cid ${cid} (${scope})\n`);
+        console.log(`cid ${d.cid} (${scope})${d.truncated ? ', text cut at 1 MiB' : ''}\n`);
         console.log(d.text);
       }
       return EXIT_OK;
     } finally {
-      await index.close();
+      await close();
     }
   });
 }

@@ -1,9 +1,10 @@
 /**
  * `quarry suggest PREFIX`: completions of the last word of PREFIX from a corpus's terms, as
- * `GET /api/suggest` gives them (read-only).
+ * `GET /api/suggest` gives them (read-only; `--json` prints its body).
  */
 import { COMMON_OPTIONS, EXIT_OK, intOption, parseCommandArgs, printJsonLine, resolveDataDir, runCommand, UsageError } from './command.js';
-import { CORPUS_OPTIONS, corpusOption, openIndexReadOnly } from './corpus-access.js';
+import { LOCAL_OPERATOR } from '../kernel/principal.js';
+import { CORPUS_OPTIONS, corpusOption, openSearchService, wireScope } from './corpus-access.js';
 
 const USAGE = `usage: quarry suggest [--corpus own|web|trusted] [--limit N] [--data DIR] [--json] PREFIX
 
@@ -19,14 +20,14 @@ export async function run(args: string[]): Promise<number> {
     const prefix = positionals.join(' ');
     if (prefix.trim() === '') throw new UsageError('no PREFIX given.');
     const limit = intOption('limit', values.limit, 1) ?? 10;
-    const index = await openIndexReadOnly(resolveDataDir(values.data), scope);
+    const { service, close } = await openSearchService(resolveDataDir(values.data), scope, { suggestLimit: limit });
     try {
-      const suggestions = index.searcher().suggest(prefix, limit);
-      if (json) printJsonLine({ v: 1, prefix, suggestions });
-      else for (const s of suggestions) console.log(s);
+      const r = service.suggest(LOCAL_OPERATOR, { q: prefix, scope: wireScope(scope) });
+      if (json) printJsonLine(r);
+      else for (const s of r.suggestions) console.log(s);
       return EXIT_OK;
     } finally {
-      await index.close();
+      await close();
     }
   });
 }

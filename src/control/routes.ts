@@ -5,7 +5,7 @@
  * 401/403 before the allowlist's 404 and could not see the target.
  */
 import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../kernel/errors.js';
-import { errorResponses } from '../http/openapi.js';
+import { errorResponses } from '../rest/openapi.js';
 import type { JsonReply, RequestContext, Route, RouteGroup } from '../http/route.js';
 import type { ControlPlane } from './control-plane.js';
 

@@ -23,6 +23,7 @@ import {
   BadRequestError, ForbiddenError, PayloadTooLargeError, QuarryError, RateLimitedError, UnauthenticatedError,
   UnavailableError, UnsupportedMediaTypeError,
 } from '../kernel/errors.js';
+import { toJson } from '../kernel/json.js';
 import { httpError } from './errors.js';
 import { resolveLimits, type ResolvedLimits, type ServerLimits } from './limits.js';
 import { RateLimiter } from './rate-limiter.js';
@@ -333,7 +334,7 @@ export class QuarryServer {
     if (!h1) delete headers['connection'];
     const status = reply.status ?? 200;
     if ('json' in reply) {
-      const body = Buffer.from(JSON.stringify({ v: 1, ...reply.json }, jsonReplacer));
+      const body = Buffer.from(toJson({ v: 1, ...reply.json }));
       headers['content-type'] = 'application/json; charset=utf-8';
       headers['content-length'] = String(body.length);
       res.writeHead(status, headers);
@@ -393,9 +394,6 @@ function normalizeAddress(a: string | undefined): string {
   return a.startsWith('::ffff:') ? a.slice(7) : a;
 }
 
-function jsonReplacer(_key: string, value: unknown): unknown {
-  return typeof value === 'bigint' ? value.toString() : value;
-}
 
 function makeContext(
   req: Req, match: Match, method: Method, principal: Principal, remoteAddress: string, signal: AbortSignal,

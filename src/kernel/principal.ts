@@ -24,7 +24,11 @@ export function isRight(s: string): s is Right {
 }
 
 export interface Principal {
-  readonly kind: 'anonymous' | 'capability';
+  /**
+   * `anonymous`: no capability; `capability`: a verified capability; `local`: the operator at the machine
+   * (the CLI working on the data directory), who holds every right.
+   */
+  readonly kind: 'anonymous' | 'capability' | 'local';
   /** Capability id (never the capability itself); absent for anonymous callers. */
   readonly capId?: string;
   /**
@@ -46,6 +50,20 @@ export interface Principal {
   targets?(right: Right): ReadonlySet<string> | undefined;
   /** When the capability stops working (the earliest expiry caveat); absent for anonymous or no expiry. */
   readonly expiresAt?: Date;
+}
+
+const ALL_RIGHTS: ReadonlySet<Right> = new Set(RIGHTS);
+
+/** The operator at the machine: whoever can read the data directory already holds every right. */
+export const LOCAL_OPERATOR: Principal = Object.freeze({
+  kind: 'local' as const,
+  rights: ALL_RIGHTS,
+  can: () => true,
+});
+
+/** How the audit log names the caller: its capability id, `local` for the operator, none when anonymous. */
+export function auditActor(principal: Principal): string | undefined {
+  return principal.capId ?? (principal.kind === 'local' ? 'local' : undefined);
 }
 
 /**

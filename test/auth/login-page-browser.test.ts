@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { startServer, type TestServer } from '../support/server.js';
 import { openDb } from '../../src/store/db.js';
-import { createAuthCore, stateDbPath } from '../../src/auth/index.js';
+import { createAuth, stateDbPath } from '../../src/auth/index.js';
 import { RIGHTS } from '../../src/kernel/principal.js';
 
 const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
@@ -24,7 +24,7 @@ before(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'quarry-page-'));
   const db = openDb(stateDbPath(dataDir));
   try {
-    await createAuthCore({ db, dataDir }).accounts.createLocally('webadmin', PASSWORD, RIGHTS, undefined);
+    await createAuth({ db, dataDir }).accounts.createLocally('webadmin', PASSWORD, RIGHTS, undefined);
   } finally {
     db.close();
   }

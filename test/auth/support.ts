@@ -4,6 +4,8 @@
  * inside: a settable clock (login-state and capability expiry), small throttling limits, and a record of
  * every request body the server received, taken in the server before any handler ran.
  */
+import { authRoutes } from '../../src/rest/auth.js';
+import { createLoginPage } from '../../src/auth/login-page.js';
 import https from 'node:https';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -54,7 +56,7 @@ export async function startAuthServer(options: Partial<AuthOptions> & { extraGro
   });
   const tls = await ensureTls({ dataDir });
   const server = new QuarryServer({
-    groups: [auth.group, ...extraGroups].map(record), tls, policy: auth.policy,
+    groups: [authRoutes(auth.service, createLoginPage()), ...extraGroups].map(record), tls, policy: auth.policy,
     limits: { ratePerSecond: 0 }, log: { info() {}, error() {} },
   });
   const addr = await server.listen(0, '127.0.0.1');

@@ -4,11 +4,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { EventBus } from '../../src/events/bus.js';
-import { eventRoutes } from '../../src/events/routes.js';
-import { buildOpenApi } from '../../src/http/openapi.js';
+import { eventRoutes } from '../../src/rest/events.js';
+import { EventsService } from '../../src/events/service.js';
+import { buildOpenApi } from '../../src/rest/openapi.js';
 
 test('GET /api/events is described in a valid OpenAPI 3.1 document', async () => {
-  const doc = buildOpenApi([eventRoutes({ bus: new EventBus() })]) as Record<string, any>;
+  const doc = buildOpenApi([eventRoutes(new EventsService(new EventBus()))]) as Record<string, any>;
   const validator = new Validator();
   const res = await validator.validate(doc);
   assert.equal(res.valid, true, JSON.stringify(res.errors, null, 2));

@@ -8,7 +8,8 @@ import http2 from 'node:http2';
 import https from 'node:https';
 import { EventSource } from 'eventsource';
 import { EventBus } from '../../src/events/bus.js';
-import { eventRoutes } from '../../src/events/routes.js';
+import { eventRoutes } from '../../src/rest/events.js';
+import { EventsService } from '../../src/events/service.js';
 import { startInProcess, type InProcessServer } from '../support/in-process.js';
 import { connect } from '../support/client.js';
 import type { Policy } from '../../src/kernel/principal.js';
@@ -38,7 +39,7 @@ before(async () => {
   bus = new EventBus({ epoch: '1700000000000' });
   bus.registerSnapshotPart('index', () => ({ own: { state: 'ready', docs: 0 } }));
   // A short `retry:` so the client reconnects at once; keep-alives fired by hand.
-  srv = await startInProcess([eventRoutes({ bus, retryMs: 10, timers })], { ratePerSecond: 0 }, { policy });
+  srv = await startInProcess([eventRoutes(new EventsService(bus, { retryMs: 10, timers }))], { ratePerSecond: 0 }, { policy });
   ca = srv.ca;
   base = srv.url;
 });

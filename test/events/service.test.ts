@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EventSource } from 'eventsource';
-import { createAuthCore, stateDbPath, type Right } from '../../src/auth/index.js';
+import { createAuth, stateDbPath, type Right } from '../../src/auth/index.js';
 import { startService, type RunningService } from '../../src/service.js';
 import { openDb } from '../../src/store/db.js';
 import { connect } from '../support/client.js';
@@ -22,7 +22,7 @@ const caps: Record<string, string> = {};
 function mint(dataDir: string, rights: Right[], targets?: string[]): string {
   const db = openDb(stateDbPath(dataDir));
   try {
-    return createAuthCore({ db, dataDir }).capabilities.mint({ rights, targets, kind: 'mint' }).cap;
+    return createAuth({ db, dataDir }).capabilities.mint({ rights, targets, kind: 'mint' }).cap;
   } finally {
     db.close();
   }

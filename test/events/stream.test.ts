@@ -4,7 +4,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { EventBus } from '../../src/events/bus.js';
-import { eventRoutes } from '../../src/events/routes.js';
+import { eventRoutes } from '../../src/rest/events.js';
+import { EventsService } from '../../src/events/service.js';
 import { runEventStream, type StreamEnd } from '../../src/events/stream.js';
 import type { RequestContext, StreamReply } from '../../src/http/route.js';
 import type { Principal } from '../../src/kernel/principal.js';
@@ -32,7 +33,7 @@ function context(principal: Principal, init: { headers?: Record<string, string>;
 /** Calls the real handler and starts its stream on a recording sink. */
 async function open(bus: EventBus, init: Parameters<typeof context>[1] & { principal?: Principal; timers?: ManualTimers; keepaliveMs?: number } = {}) {
   const controller = new AbortController();
-  const group = eventRoutes({ bus, timers: init.timers ?? new ManualTimers(), keepaliveMs: init.keepaliveMs, retryMs: 3000 });
+  const group = eventRoutes(new EventsService(bus, { timers: init.timers ?? new ManualTimers(), keepaliveMs: init.keepaliveMs, retryMs: 3000 }));
   const route = group.routes[0]!;
   const reply = (await route.handler(context(init.principal ?? reader, { ...init, signal: controller.signal }))) as StreamReply;
   const sink = new RecordingSink();
@@ -245,7 +246,7 @@ test('shutdown is delivered, then the stream ends cleanly', async () => {
 
 test('events.read is required: 401 for anonymous callers, 403 for a capability without it', async () => {
   const bus = new EventBus();
-  const route = eventRoutes({ bus }).routes[0]!;
+  const route = eventRoutes(new EventsService(bus)).routes[0]!;
   assert.equal(route.right, 'events.read');
   assert.equal(route.longLived, true);
   const anonymous = principalWith(['search'], { kind: 'anonymous' });

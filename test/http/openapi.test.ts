@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { startService } from '../../src/service.js';
-import { buildOpenApi, errorResponses } from '../../src/http/openapi.js';
+import { buildOpenApi, errorResponses } from '../../src/rest/openapi.js';
 import type { RouteGroup } from '../../src/http/route.js';
 import { connect, OpenApiResponseValidator, type TestClient } from '../support/client.js';
 import { startServer, type TestServer } from '../support/server.js';

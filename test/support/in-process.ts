@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import type { Policy } from '../../src/kernel/principal.js';
 import { anonymousOnlyPolicy } from '../../src/http/anonymous-policy.js';
 import type { ServerLimits } from '../../src/http/limits.js';
-import { buildOpenApi, openApiRoutes } from '../../src/http/openapi.js';
+import { buildOpenApi, openApiRoutes } from '../../src/rest/openapi.js';
 import type { RouteGroup } from '../../src/http/route.js';
 import { QuarryServer, type Logger } from '../../src/http/server.js';
 import { ensureTls, type TlsMaterial } from '../../src/http/tls.js';

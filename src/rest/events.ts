@@ -1,15 +1,12 @@
 /**
- * The HTTP face of the event stream: `GET /api/events` (CONTRACT §5), a `text/event-stream` response
+ * The REST face of the event stream: `GET /api/events` (CONTRACT §5), a `text/event-stream` response
  * that stays open until the client leaves, the client falls too far behind, or the server shuts down.
- * Reading needs the right `events.read` (CONTRACT §4: anonymous callers lack it, so they get 401; a
- * capability without it gets 403). The stream itself lives in `stream.ts`; this module only reads the
- * request and describes the route for OpenAPI.
+ * Who may read and what each reader sees is the events service's; this module reads the resume point
+ * from the request, hands the service a sink, and describes the route for OpenAPI.
  */
-import { ForbiddenError, UnauthenticatedError } from '../kernel/errors.js';
+import type { EventsService } from '../events/service.js';
+import { DEFAULT_MAX_QUEUED_BYTES, DEFAULT_MAX_QUEUED_EVENTS } from '../events/sse.js';
 import type { RequestContext, Route, RouteGroup, StreamReply } from '../http/route.js';
-import type { EventBus } from './bus.js';
-import { DEFAULT_MAX_QUEUED_BYTES, DEFAULT_MAX_QUEUED_EVENTS } from './sse.js';
-import { runEventStream, type EventStreamOptions } from './stream.js';
 
 /** Raised after the response started, only to make the server drop the connection of a slow reader. */
 export class SlowClientDroppedError extends Error {
@@ -17,10 +14,6 @@ export class SlowClientDroppedError extends Error {
     super(`dropped an event-stream client that fell more than ${maxEvents} events or ${maxBytes} bytes behind`);
     this.name = 'SlowClientDroppedError';
   }
-}
-
-export interface EventRoutesOptions extends EventStreamOptions {
-  bus: EventBus;
 }
 
 /**
@@ -92,16 +85,11 @@ const OPERATION = {
   },
 };
 
-export function eventRoutes(options: EventRoutesOptions): RouteGroup {
-  const { bus, ...streamOptions } = options;
+export function eventRoutes(events: EventsService): RouteGroup {
+  const streamOptions = events.options;
 
   async function streamEvents(ctx: RequestContext): Promise<StreamReply> {
-    // The router checks `right` too; checking here keeps the handler safe wherever it is mounted.
-    if (!ctx.principal.can('events.read')) {
-      if (ctx.principal.kind === 'anonymous') throw new UnauthenticatedError('Reading events requires a capability with the right events.read.');
-      throw new ForbiddenError('This capability does not grant the right events.read.');
-    }
-    const lastEventId = lastEventIdOf(ctx);
+    const subscription = events.open(ctx.principal, { lastEventId: lastEventIdOf(ctx) });
     return {
       status: 200,
       contentType: 'text/event-stream; charset=utf-8',
@@ -111,7 +99,7 @@ export function eventRoutes(options: EventRoutesOptions): RouteGroup {
         'x-accel-buffering': 'no',
       },
       async stream(sink) {
-        const end = await runEventStream({ bus, principal: ctx.principal, lastEventId, sink, signal: ctx.signal, options: streamOptions });
+        const end = await subscription.run(sink, ctx.signal);
         // A dropped client is not reading, so ending its response cleanly would wait on it forever. When
         // the sink cannot be destroyed directly, failing the stream makes the server tear the response
         // down (src/http/server.ts destroys a response whose stream rejects after the headers went out).

@@ -19,8 +19,9 @@
  * Shared schemas that live here: `Error` (CONTRACT §1 body) and `ErrorCode`.
  */
 import type { ErrorCode } from '../kernel/errors.js';
-import { ERROR_CODES, WIRE_CODES } from './errors.js';
-import type { RouteGroup } from './route.js';
+import { requirePublic } from '../kernel/principal.js';
+import { ERROR_CODES, WIRE_CODES } from '../http/errors.js';
+import type { RouteGroup } from '../http/route.js';
 
 export const API_VERSION = '1.0.0';
 
@@ -200,7 +201,9 @@ export function openApiRoutes(document: () => Record<string, unknown>): RouteGro
     routes: [{
       method: 'GET',
       pattern: '/api/openapi.json',
-      handler: async () => {
+      handler: async (ctx) => {
+        // Public (CONTRACT §4): anyone while anonymous access is on, any valid capability when it is off.
+        requirePublic(ctx.principal);
         cached ??= Buffer.from(JSON.stringify(document()));
         return { body: cached, contentType: 'application/json; charset=utf-8', headers: { 'cache-control': 'no-cache' } };
       },
@@ -208,6 +211,7 @@ export function openApiRoutes(document: () => Record<string, unknown>): RouteGro
         operationId: 'getOpenApi',
         summary: 'This OpenAPI 3.1 description of the REST interface.',
         tags: ['meta'],
+        security: [{}, { bearer: [] }, { serviceCap: [] }],
         responses: {
           '200': { description: 'The OpenAPI document.', content: { 'application/json': { schema: { type: 'object', required: ['openapi', 'info', 'paths'] } } } },
         },

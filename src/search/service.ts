@@ -1,0 +1,130 @@
+/**
+ * The search application service: search, document fetch and completion over the three corpora
+ * (interface §4.1–4.3, CONTRACT §2). Every face (REST, CLI, MCP, RPC, the web UI through REST) calls it
+ * with the caller's principal and the parameters as the caller wrote them; it holds every rule — the
+ * right `search`, the parameter rules and their errors (`bad_query`, `bad_scope`, `bad_page`, `bad_cid`),
+ * the limits — and returns the resources of `resources.ts`. The query language, its limits and ranking
+ * belong to the engine, which throws `BadQueryError`/`BadPageError` itself.
+ */
+import {
+  DEFAULT_PAGE_SIZE, MAX_QUERY_BYTES, MAX_RESULT_WINDOW, type Searcher,
+} from '../engine/index.js';
+import { parseCid } from '../kernel/cid.js';
+import { BadPageError, BadQueryError, BadScopeError, UnavailableError } from '../kernel/errors.js';
+import { requireRight, type Principal } from '../kernel/principal.js';
+import type { Scope } from '../kernel/scope.js';
+import {
+  docNotFoundResource, docResource, resourceSchemas, searchResource, suggestResource,
+  type DocNotFoundResource, type DocResource, type SearchResource, type SuggestResource,
+} from './resources.js';
+
+/** What the service needs of a searcher: the engine's `Searcher` (search, get, suggest). */
+export type ScopeSearcher = Pick<Searcher, 'search' | 'get' | 'suggest'>;
+
+/** Where the current searcher of each scope comes from (the corpora, or one index opened by the CLI). */
+export interface SearcherSource {
+  /** The scope's current searcher; throws `UnavailableError` (or returns undefined) while it is not open. */
+  searcher(scope: Scope): ScopeSearcher | undefined;
+}
+
+export interface SearchLimits {
+  /** Results per page. Fixed by the interface at 20; an option only so the number has one home. */
+  pageSize?: number;
+  /** Deep-paging bound: `page * pageSize` must stay below it (CONTRACT §1). Default 10,000. */
+  maxResultWindow?: number;
+  /** Largest `q` in UTF-8 bytes (CONTRACT §1). Default: the engine's limit. */
+  maxQueryBytes?: number;
+  /** Largest `text` of a document in UTF-8 bytes, cut on a character boundary (CONTRACT §2). Default 1 MiB. */
+  maxDocTextBytes?: number;
+  /** Completions per suggest (CONTRACT §2). Default 10. */
+  suggestLimit?: number;
+}
+
+export type ResolvedSearchLimits = Required<SearchLimits>;
+
+export const DEFAULT_SEARCH_LIMITS: ResolvedSearchLimits = {
+  pageSize: DEFAULT_PAGE_SIZE,
+  maxResultWindow: MAX_RESULT_WINDOW,
+  maxQueryBytes: MAX_QUERY_BYTES,
+  maxDocTextBytes: 1024 * 1024,
+  suggestLimit: 10,
+};
+
+/** Parameters as a caller wrote them: strings from a query string, or JSON values from a body. */
+export interface SearchInput { q: unknown; scope?: unknown; page?: unknown }
+export interface DocInput { cid: unknown; scope?: unknown }
+export interface SuggestInput { q: unknown; scope?: unknown }
+
+export class SearchService {
+  readonly limits: ResolvedSearchLimits;
+  readonly #source: SearcherSource;
+
+  constructor(source: SearcherSource, limits: SearchLimits = {}) {
+    this.#source = source;
+    this.limits = { ...DEFAULT_SEARCH_LIMITS, ...limits };
+  }
+
+  search(principal: Principal, input: SearchInput): SearchResource {
+    requireRight(principal, 'search');
+    const q = this.#query(input.q);
+    const scope = parseScope(input.scope);
+    const page = this.#page(input.page);
+    const result = this.#searcher(scope).search(q, { page, pageSize: this.limits.pageSize, snippets: true });
+    return searchResource(q, scope, page, result);
+  }
+
+  doc(principal: Principal, input: DocInput): DocResource | DocNotFoundResource {
+    requireRight(principal, 'search');
+    const cid = parseCid(input.cid);
+    const scope = parseScope(input.scope);
+    const d = this.#searcher(scope).get(cid);
+    return d ? docResource(d, this.limits.maxDocTextBytes) : docNotFoundResource(cid, scope);
+  }
+
+  suggest(principal: Principal, input: SuggestInput): SuggestResource {
+    requireRight(principal, 'search');
+    const q = this.#query(input.q);
+    const scope = parseScope(input.scope);
+    const suggestions = this.#searcher(scope).suggest(q, this.limits.suggestLimit);
+    return suggestResource(q, suggestions.slice(0, this.limits.suggestLimit));
+  }
+
+  /** The resources' JSON Schemas, bounded by these limits (for OpenAPI and MCP `outputSchema`). */
+  schemas(): ReturnType<typeof resourceSchemas> { return resourceSchemas(this.limits); }
+
+  #searcher(scope: Scope): ScopeSearcher {
+    const s = this.#source.searcher(scope);
+    if (!s) throw new UnavailableError(`The ${scope} index is not open yet.`, 2);
+    return s;
+  }
+
+  #query(raw: unknown): string {
+    if (raw === undefined || raw === null) throw new BadQueryError('The parameter q is required.');
+    if (typeof raw !== 'string') throw new BadQueryError('q must be a string.');
+    if (raw.trim() === '') throw new BadQueryError('The parameter q is empty.');
+    const bytes = Buffer.byteLength(raw, 'utf8');
+    if (bytes > this.limits.maxQueryBytes) throw new BadQueryError(`q is ${bytes} bytes long; the limit is ${this.limits.maxQueryBytes}.`);
+    return raw;
+  }
+
+  /** Absent → 0; a base-10 string or an integer ≥ 0 with page × pageSize below the deep-paging bound. */
+  #page(raw: unknown): number {
+    if (raw === undefined || raw === null) return 0;
+    let page: number;
+    if (typeof raw === 'string' && /^[0-9]+$/.test(raw)) page = Number(raw);
+    else if (typeof raw === 'number' && Number.isInteger(raw) && raw >= 0) page = raw;
+    else throw new BadPageError(`page must be a base-10 integer ≥ 0; got ${JSON.stringify(raw)}.`);
+    const { pageSize, maxResultWindow } = this.limits;
+    if (!Number.isSafeInteger(page) || page * pageSize >= maxResultWindow) {
+      throw new BadPageError(`page ${String(raw)} is past the deep-paging bound: page × ${pageSize} must be below ${maxResultWindow}.`);
+    }
+    return page;
+  }
+}
+
+/** `scope` absent → own; `web`/`trusted` as given; anything else (even `own`, even empty) → bad_scope. */
+export function parseScope(raw: unknown): Scope {
+  if (raw === undefined || raw === null) return 'own';
+  if (raw === 'web' || raw === 'trusted') return raw;
+  throw new BadScopeError(`scope must be "web" or "trusted", or absent for the own corpus; got ${JSON.stringify(raw)}.`);
+}
