@@ -3,6 +3,7 @@
  * `GET /api/doc`, byte for byte (the found document, or the not-found body). Exit 1 when there is no such
  * document.
  */
+import { parseCid } from '../kernel/cid.js';
 import { LOCAL_OPERATOR } from '../kernel/principal.js';
 import { COMMON_OPTIONS, EXIT_FAILURE, EXIT_OK, parseCommandArgs, printJsonLine, resolveDataDir, runCommand, UsageError } from './command.js';
 import { CORPUS_OPTIONS, corpusOption, openSearchService, wireScope } from './corpus-access.js';
@@ -19,9 +20,10 @@ export async function run(args: string[]): Promise<number> {
     if (values.help) { console.log(USAGE); return EXIT_OK; }
     const scope = corpusOption(values);
     if (positionals.length !== 1) throw new UsageError(positionals.length === 0 ? 'no CID given.' : 'give exactly one CID.');
+    const cid = parseCid(positionals[0]); // a malformed CID is a usage mistake, whether or not the index exists
     const { service, close } = await openSearchService(resolveDataDir(values.data), scope);
     try {
-      const d = service.doc(LOCAL_OPERATOR, { cid: positionals[0], scope: wireScope(scope) });
+      const d = service.doc(LOCAL_OPERATOR, { cid: cid.toString(), scope: wireScope(scope) });
       if (json) printJsonLine(d);
       if (!d.found) {
         process.stderr.write(`quarry doc: ${d.error.message}\n`);

@@ -1,5 +1,5 @@
 // The configuration file of `quarry serve --config`: server limits and the anonymous-access switch take
-// effect; a malformed file or a lone --cert stops start-up with a message instead of serving wrongly.
+// effect (with anonymous access off, even the OpenAPI description needs a capability); a malformed file or a lone --cert stops start-up with a message instead of serving wrongly.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -14,7 +14,8 @@ test('server.limits and auth.anonymous from the configuration file apply', async
   const config = join(dir, 'quarry.json');
   writeFileSync(config, JSON.stringify({ server: { limits: { bodyBytes: 100 } }, auth: { anonymous: false } }));
   const srv = await startServer({ args: ['--config', config] });
-  const api = connect(srv);
+  // No OpenAPI validation: the description itself is closed to this anonymous client.
+  const api = connect(srv, { validate: false });
   try {
     const r = await api.get('/api/search?q=granite');
     assert.equal(r.status, 401, r.text);
@@ -22,7 +23,9 @@ test('server.limits and auth.anonymous from the configuration file apply', async
     const big = await api.post('/api/auth/login/start', { username: 'x'.repeat(200) });
     assert.equal(big.status, 413, big.text);
     assert.equal(big.json.error.code, 'payload_too_large');
-    assert.equal((await api.get('/api/openapi.json')).status, 200, 'the description stays public');
+    const description = await api.get('/api/openapi.json');
+    assert.equal(description.status, 401, 'with anonymous access off, the description needs a capability too (CONTRACT §4)');
+    assert.equal(description.json.error.code, 'unauthenticated');
   } finally {
     api.close();
     await srv.stop();
