@@ -7,7 +7,7 @@ import http2 from 'node:http2';
 import https from 'node:https';
 import type { RouteGroup } from '../../src/http/route.js';
 import type { Policy } from '../../src/kernel/principal.js';
-import { ANONYMOUS } from '../../src/http/anonymous-policy.js';
+import { ANONYMOUS } from '../support/anonymous-policy.js';
 import { connect, rawRequest, type TestResponse } from '../support/client.js';
 import { startInProcess, type InProcessServer } from '../support/in-process.js';
 

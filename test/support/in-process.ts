@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Policy } from '../../src/kernel/principal.js';
-import { anonymousOnlyPolicy } from '../../src/http/anonymous-policy.js';
+import { anonymousOnlyPolicy } from './anonymous-policy.js';
 import type { ServerLimits } from '../../src/http/limits.js';
 import { buildOpenApi, openApiRoutes } from '../../src/rest/openapi.js';
 import type { RouteGroup } from '../../src/http/route.js';

@@ -4,8 +4,8 @@
  * right `search`), and any presented capability is refused as unauthenticated, because nothing here can
  * verify one and accepting it silently would hide a misconfiguration.
  */
-import type { Policy, Principal, Right } from '../kernel/principal.js';
-import { UnauthenticatedError } from '../kernel/errors.js';
+import type { Policy, Principal, Right } from '../../src/kernel/principal.js';
+import { UnauthenticatedError } from '../../src/kernel/errors.js';
 
 const ANONYMOUS_RIGHTS: ReadonlySet<Right> = new Set<Right>(['search']);
 
