@@ -67,7 +67,7 @@ function errorResponse(status: number, codes: ErrorCode[]): Record<string, unkno
 
 const SHARED_COMPONENTS: Record<string, Record<string, unknown>> = {
   schemas: {
-    ErrorCode: { type: 'string', enum: ERROR_CODES, description: 'Stable error identifier (CONTRACT §1).' },
+    ErrorCode: { type: 'string', enum: ERROR_CODES, description: 'Stable error identifier (docs/spec/CONTRACT.md §1).' },
     Error: {
       type: 'object',
       description: 'Every error response. Some endpoints add fields beside `error` (e.g. `/api/doc` 404 adds `found` and `cid`).',
@@ -160,7 +160,7 @@ export function buildOpenApi(groups: readonly RouteGroup[], info: OpenApiInfo = 
       title: info.title ?? 'Quarry',
       version: API_VERSION,
       description: info.description
-        ?? 'Full-text search over three corpora (own, web, trusted), the event stream, authentication and the deployment control plane. Every JSON response carries `v: 1`; errors follow CONTRACT §1.',
+        ?? 'Full-text search over three corpora (own, web, trusted), the event stream, authentication and the deployment control plane. Every JSON response carries `v: 1`; errors follow docs/spec/CONTRACT.md §1 in the repository.',
     },
     servers: [{ url: '/' }],
     ...(tags.length > 0 ? { tags } : {}),
