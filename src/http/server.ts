@@ -246,6 +246,7 @@ export class QuarryServer {
       }
     });
     let timer: NodeJS.Timeout | undefined;
+    let route: Route | undefined;
     try {
       if (this.#state === 'draining' || this.#state === 'closed') {
         throw new UnavailableError('The server is shutting down; retry shortly.', 1);
@@ -274,7 +275,7 @@ export class QuarryServer {
       if (!rawPath.startsWith('/')) throw new BadRequestError('The request target must be an absolute path.');
       const method = (req.method ?? 'GET').toUpperCase();
       const match = this.router.match(method, rawPath);
-      const route = match.route;
+      route = match.route;
       if (route.right !== undefined && !principal!.can(route.right)) {
         if (principal!.kind === 'anonymous') throw new UnauthenticatedError(`This request needs a capability with the right ${route.right}.`);
         throw new ForbiddenError(`The capability does not grant the right ${route.right}.`);
@@ -317,7 +318,20 @@ export class QuarryServer {
         return;
       }
       const closeAfter = err instanceof PayloadTooLargeError || (QuarryError.is(err) && err.code === 'payload_too_large');
-      await this.#send(req, res, { status: e.status, headers: e.headers, json: e.body as unknown as Record<string, unknown> }, undefined, closeAfter);
+      // A face with its own error form (Connect) gets it even for errors raised before its handler ran.
+      route ??= this.#routeOf(req);
+      const reply: Reply = route?.errorReply?.(err) ?? { status: e.status, headers: e.headers, json: e.body as unknown as Record<string, unknown> };
+      await this.#send(req, res, reply, undefined, closeAfter);
+    }
+  }
+
+  /** The route a request would reach, or undefined (for errors raised before routing). */
+  #routeOf(req: Req): Route | undefined {
+    try {
+      const path = (req.url ?? '/').split('?')[0]!;
+      return this.router.match((req.method ?? 'GET').toUpperCase(), path).route;
+    } catch {
+      return undefined;
     }
   }
 
