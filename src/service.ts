@@ -17,6 +17,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { createAuth } from './auth/index.js';
 import { createControlPlane } from './control/index.js';
 import { openCorpora, type Corpora } from './corpora/index.js';
+import { controlRoutes } from './rest/control.js';
 import { EventBus } from './events/bus.js';
 import { eventRoutes } from './events/routes.js';
 import { UnavailableError } from './kernel/errors.js';
@@ -124,7 +125,7 @@ async function startServiceWith(options: ServiceOptions, closers: (() => Promise
   const control = createControlPlane({ ...section('control'), db, bus, dataDir });
   closers.push(() => control.close());
   await control.start();
-  groups.push(control);
+  groups.push(controlRoutes(control.service));
 
   let openapi: Record<string, unknown> = {};
   groups.push(openApiRoutes(() => openapi));
