@@ -218,10 +218,10 @@ export class ControlPlane {
   close(): Promise<void> {
     this.#closing ??= (async () => {
       this.#state = 'closing';
-      this.#reconciler.close();
-      this.observer.close();
+      await this.#reconciler.close();
       await this.ops.drain();
       await this.supervisor.close();
+      await this.observer.close();
       this.#state = 'closed';
     })();
     return this.#closing;

@@ -47,7 +47,8 @@ export class Observer {
   /** Bumped by every `markDirty`: a refresh that started before the bump does not store its result. */
   readonly #seq = new Map<string, number>();
   readonly #dirty = new Set<string>();
-  #draining = false;
+  /** The running background drain, if any. */
+  #draining: Promise<void> | undefined;
   #closed = false;
 
   constructor(o: ObserverOptions) { this.#o = o; }
@@ -64,12 +65,13 @@ export class Observer {
    * release, and schedules a full observation in the background.
    */
   markDirty(target: string): void {
+    if (this.#closed) return;
     this.#seq.set(target, (this.#seq.get(target) ?? 0) + 1);
     let obs: TargetObservation | Error;
     try { obs = this.#quickObservation(target); } catch (err) { obs = err as Error; }
     this.#verdicts.set(target, statusOf(target, this.#facts(target), obs));
     this.#dirty.add(target);
-    if (!this.#draining && !this.#closed) { this.#draining = true; setImmediate(() => { void this.#drain(); }); }
+    this.#draining ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.#drain());
   }
 
   /** A full observation (with a health probe unless `probe` is false), judged and cached. */
@@ -81,8 +83,12 @@ export class Observer {
     return status;
   }
 
-  /** Stops background refreshes (the control plane is closing). */
-  close(): void { this.#closed = true; this.#dirty.clear(); }
+  /** Stops background refreshes and waits for the one running (the control plane is closing). */
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#dirty.clear();
+    await this.#draining;
+  }
 
   async #drain(): Promise<void> {
     try {
@@ -90,9 +96,9 @@ export class Observer {
         const target = this.#dirty.values().next().value as string;
         this.#dirty.delete(target);
         // Probes belong to requests and the resync; an event's refresh reuses the last probe.
-        await this.refresh(target, false);
+        await this.refresh(target, false).catch(() => undefined);
       }
-    } finally { this.#draining = false; }
+    } finally { this.#draining = undefined; }
   }
 
   /**

@@ -125,7 +125,8 @@ export class Reconciler {
   /** Names waiting; a Set, so a name queued twice is synced once. */
   readonly #queue = new Set<string>();
   readonly #backoff = new Map<string, { failures: number; timer?: NodeJS.Timeout }>();
-  #running = false;
+  /** The running drain, if any. */
+  #running: Promise<void> | undefined;
   #open = false;
   #resync: NodeJS.Timeout | undefined;
 
@@ -145,7 +146,7 @@ export class Reconciler {
   enqueue(target: string): void {
     if (!this.#open) return;
     this.#queue.add(target);
-    void this.#drain();
+    this.#running ??= this.#drain();
   }
 
   /** Enqueues `target` after its back-off: initial × 2^(failures−1), capped. */
@@ -158,21 +159,20 @@ export class Reconciler {
     this.#backoff.set(target, b);
   }
 
-  /** Stops the resync and the back-off timers and drops what is queued; a running sync finishes. */
-  close(): void {
+  /** Stops the resync and the back-off timers, drops what is queued, and waits for a running sync. */
+  async close(): Promise<void> {
     this.#open = false;
     if (this.#resync) clearInterval(this.#resync);
     for (const b of this.#backoff.values()) if (b.timer) clearTimeout(b.timer);
     this.#queue.clear();
+    await this.#running;
   }
 
   /** One worker: a name is never synced twice at once. */
   async #drain(): Promise<void> {
-    if (this.#running) return;
-    this.#running = true;
     try {
       while (this.#queue.size && this.#open) await this.#processNext();
-    } finally { this.#running = false; }
+    } finally { this.#running = undefined; }
   }
 
   /** The error policy: success forgets the back-off; a failure goes back on the queue after it. */
