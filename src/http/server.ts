@@ -275,7 +275,8 @@ export class QuarryServer {
       if (!rawPath.startsWith('/')) throw new BadRequestError('The request target must be an absolute path.');
       const method = (req.method ?? 'GET').toUpperCase();
       const match = this.router.match(method, rawPath);
-      route = match.route;
+      const matched = match.route;
+      route = matched;
       if (route.right !== undefined && !principal!.can(route.right)) {
         if (principal!.kind === 'anonymous') throw new UnauthenticatedError(`This request needs a capability with the right ${route.right}.`);
         throw new ForbiddenError(`The capability does not grant the right ${route.right}.`);
@@ -296,7 +297,7 @@ export class QuarryServer {
             ac.abort(err);
             reject(err);
           }, limit);
-          route.handler(ctx).then(resolve, reject);
+          matched.handler(ctx).then(resolve, reject);
         });
       } else {
         reply = await route.handler(ctx);
