@@ -20,7 +20,7 @@ import type { TLSSocket } from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import type { Policy, Principal } from '../kernel/principal.js';
 import {
-  BadRequestError, ForbiddenError, PayloadTooLargeError, QuarryError, RateLimitedError, UnauthenticatedError,
+  BadRequestError, ForbiddenError, MethodNotAllowedError, PayloadTooLargeError, QuarryError, RateLimitedError, UnauthenticatedError,
   UnavailableError, UnsupportedMediaTypeError,
 } from '../kernel/errors.js';
 import { toJson } from '../kernel/json.js';
@@ -326,13 +326,17 @@ export class QuarryServer {
     }
   }
 
-  /** The route a request would reach, or undefined (for errors raised before routing). */
+  /**
+   * The route a request would reach, or, for a method the path does not allow, a route of that path
+   * (its group's error form applies to the 405); undefined when no route has the path.
+   */
   #routeOf(req: Req): Route | undefined {
+    const path = (req.url ?? '/').split('?')[0]!;
     try {
-      const path = (req.url ?? '/').split('?')[0]!;
       return this.router.match((req.method ?? 'GET').toUpperCase(), path).route;
-    } catch {
-      return undefined;
+    } catch (err) {
+      if (!(err instanceof MethodNotAllowedError) || err.allow.length === 0) return undefined;
+      try { return this.router.match(err.allow[0]!, path).route; } catch { return undefined; }
     }
   }
 
