@@ -126,7 +126,7 @@ function generate(r: () => number): Case {
       return { kind: 'connect get', method: 'GET', path: `/api/rpc/${pick(PROCEDURES)}?${q}`, headers: {} };
     }
     case 9: // bad Connect headers
-      return { kind: 'headers', method: 'POST', path: `/api/rpc/${pick(PROCEDURES)}`, headers: { ...proto, ...pick([{ 'connect-protocol-version': pick(['2', '0', 'v1', '']) }, { 'connect-timeout-ms': pick(['-1', 'abc', '12345678901', '', '1.5', '1e3']) }]) }, body: Buffer.from(validSearch()) };
+      return { kind: 'headers', method: 'POST', path: `/api/rpc/${pick(PROCEDURES)}`, headers: { ...proto, ...pick<Record<string, string>>([{ 'connect-protocol-version': pick(['2', '0', 'v1', '']) }, { 'connect-timeout-ms': pick(['-1', 'abc', '12345678901', '', '1.5', '1e3']) }]) }, body: Buffer.from(validSearch()) };
     default: // wrong methods on the RPC paths
       return { kind: 'method', method: pick(['PUT', 'DELETE', 'PATCH', 'GET']), path: pick(['/api/rpc', `/api/rpc/${pick(PROCEDURES)}`]), headers: proto, body: Buffer.alloc(0) };
   }
