@@ -37,6 +37,6 @@ module.exports = {
     // TypeScript 7 has no JavaScript API, so the TypeScript sources are parsed with swc.
     parser: 'swc',
     doNotFollow: { path: 'node_modules' },
-    enhancedResolveOptions: { extensions: ['.ts', '.js'] },
+    enhancedResolveOptions: { extensions: ['.ts', '.js'], exportsFields: ['exports'], conditionNames: ['import', 'node', 'default'] },
   },
 };

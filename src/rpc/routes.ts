@@ -7,6 +7,7 @@
  * limit are the server's.
  */
 import type { JsonValue } from '@bufbuild/protobuf';
+import { ERROR_CODES, WIRE_CODES } from '../http/errors.js';
 import type { BytesReply, RequestContext, Route, RouteGroup } from '../http/route.js';
 import { BadRequestError, MethodNotAllowedError, NotFoundError } from '../kernel/errors.js';
 import { contractRoute, type Contract } from './contract.js';
@@ -90,11 +91,69 @@ export function rpcRoutes(contract: Contract, services: Services): RouteGroup {
     return run(ctx, p, () => decodeMessage(p.method.input, bytes, encoding), encoding);
   }
 
+  const procedureParams = [
+    { name: 'service', in: 'path', required: true, description: 'e.g. `quarry.v1.SearchService`.', schema: { type: 'string' } },
+    { name: 'method', in: 'path', required: true, description: 'e.g. `Search`.', schema: { type: 'string' } },
+  ];
+  const messageBody = (what: string) => ({
+    required: true,
+    content: {
+      'application/proto': { schema: { type: 'string', format: 'binary', description: `${what}, binary.` } },
+      'application/json': { schema: { type: 'object', description: `${what}, canonical proto-JSON.` } },
+    },
+  });
   const routes: Route[] = [
     contractRoute(contract),
-    { method: 'POST', pattern: '/api/rpc', handler: envelope, errorReply: onError },
-    { method: 'POST', pattern: '/api/rpc/{service}/{method}', handler: connectPost, errorReply: onError },
-    { method: 'GET', pattern: '/api/rpc/{service}/{method}', handler: connectGet, errorReply: onError },
+    {
+      method: 'POST', pattern: '/api/rpc', handler: envelope, errorReply: onError,
+      operation: rpcOperation('rpcCall', 'Call one method of quarry.v1 with a `Call {procedure, message}` envelope; the answer is the method\'s response message in the same codec.', { requestBody: messageBody('A `quarry.v1.Call`') }),
+    },
+    {
+      method: 'POST', pattern: '/api/rpc/{service}/{method}', handler: connectPost, errorReply: onError,
+      operation: rpcOperation('rpcConnect', 'Call one method of quarry.v1 with Connect unary semantics (the body is the request message).', { parameters: procedureParams, requestBody: messageBody('The request message') }),
+    },
+    {
+      method: 'GET', pattern: '/api/rpc/{service}/{method}', handler: connectGet, errorReply: onError,
+      operation: rpcOperation('rpcConnectGet', 'The Connect GET form of a side-effect-free method (`?encoding=proto|json&message=…&base64=1`).', {
+        parameters: [...procedureParams, ...['encoding', 'message', 'base64', 'connect', 'compression'].map((name) => ({ name, in: 'query', required: name === 'encoding', schema: { type: 'string' } }))],
+      }),
+    },
   ];
-  return { name: 'rpc', routes, openapi: { tags: [{ name: 'rpc', description: 'The binary RPC contract (CONTRACT §8; the RPC itself is described by its protobuf contract, docs/rpc.md).' }] } };
+  return {
+    name: 'rpc', routes,
+    openapi: {
+      tags: [{ name: 'rpc', description: 'The binary RPC (CONTRACT §8): its methods and messages are described by the protobuf contract at GET /api/rpc.contract (docs/rpc.md).' }],
+      components: { schemas: { ConnectError: CONNECT_ERROR_SCHEMA } },
+    },
+  };
+}
+
+const CONNECT_ERROR_SCHEMA = {
+  type: 'object', required: ['code', 'message'],
+  description: 'A Connect error (connectrpc.com/docs/protocol). `details[0]` is a `quarry.v1.ErrorDetail` naming the CONTRACT §1 code.',
+  properties: {
+    code: { type: 'string', enum: [...new Set(ERROR_CODES.map((c) => WIRE_CODES[c].connect))] },
+    message: { type: 'string' },
+    details: { type: 'array', items: { type: 'object', required: ['type', 'value'], properties: { type: { type: 'string' }, value: { type: 'string', description: 'base64 of the binary detail message' } } } },
+  },
+};
+
+/** An OpenAPI operation of an RPC route: the message answer, and every error status as a Connect error. */
+function rpcOperation(operationId: string, summary: string, extra: Record<string, unknown>): Record<string, unknown> {
+  const responses: Record<string, unknown> = {
+    '200': {
+      description: 'The method\'s response message, in the codec of the request. `Rpc-Contract` names the contract\'s sha256.',
+      content: { 'application/proto': { schema: { type: 'string', format: 'binary' } }, 'application/json': { schema: { type: 'object' } } },
+    },
+  };
+  const byStatus = new Map<number, string[]>();
+  for (const code of ERROR_CODES) byStatus.set(WIRE_CODES[code].status, [...(byStatus.get(WIRE_CODES[code].status) ?? []), code]);
+  for (const [status, codes] of byStatus) {
+    const connect = [...new Set(codes.map((c) => WIRE_CODES[c as keyof typeof WIRE_CODES].connect))];
+    responses[String(status)] = {
+      description: `Connect error ${connect.map((c) => `\`${c}\``).join(', ')} (${codes.map((c) => `\`${c}\``).join(', ')}).`,
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/ConnectError' } } },
+    };
+  }
+  return { operationId, tags: ['rpc'], summary, ...extra, responses };
 }
