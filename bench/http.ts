@@ -21,7 +21,8 @@
  *      observes all 41 (`GET /api/deploy_status`). Aim: p99 during the activity ≤ 1.5× the quiet p99;
  *   8. the binary RPC phase (`--rpc S`, 0 skips it): at 1 and 32 connections, the same query mix as
  *      `GET /api/search` (JSON) and as binary `Call`s to `POST /api/rpc` (`quarry.v1.SearchService/Search`,
- *      `application/proto`), one after the other on the same server. Aim: the RPC at least as fast.
+ *      `application/proto`), in the order REST, RPC, RPC, REST on the same server. Aim: the RPC at least
+ *      as fast.
  *
  * Queries: the collection's own queries in plain OR form (bench/dataset.ts `plainQuery`, the rule the
  * engine benchmark uses), URL-encoded. A bare JSONL corpus gets 1,000 seeded 1–3-word queries.
@@ -353,16 +354,32 @@ interface RpcRow { connections: number; rest: WrkResult; rpc: WrkResult }
 async function rpcPhase(server: Server, restScript: string, rpcScript: string, o: Options): Promise<RpcRow[]> {
   const rows: RpcRow[] = [];
   const cheap = `/api/search?scope=web&q=${FLOOR_QUERY}`;
+  const run = (script: string, c: number) => wrk(server.url, script, c, o.threads, Math.max(1, Math.round(o.rpcS / 2)));
   for (const c of RPC_CONNECTIONS) {
-    await settle(server, cheap);
-    const rest = wrk(server.url, restScript, c, o.threads, o.rpcS);
-    await settle(server, cheap);
-    const rpc = wrk(server.url, rpcScript, c, o.threads, o.rpcS);
+    // REST, RPC, RPC, REST: a load change on the shared machine during the pair hits both sides alike.
+    const runs: WrkResult[] = [];
+    for (const script of [restScript, rpcScript, rpcScript, restScript]) {
+      await settle(server, cheap);
+      runs.push(run(script, c));
+    }
+    const rest = combine(runs[0]!, runs[3]!);
+    const rpc = combine(runs[1]!, runs[2]!);
     rows.push({ connections: c, rest, rpc });
     log(`${c} connections: REST ${fmt(rest.requestsPerSecond, 0)} requests/s (p99 ${fmt(rest.latencyMs.p99)} ms), `
       + `RPC ${fmt(rpc.requestsPerSecond, 0)} requests/s (p99 ${fmt(rpc.latencyMs.p99)} ms), non-2xx ${rest.non2xx}/${rpc.non2xx}`);
   }
   return rows;
+}
+
+/** Two runs as one: requests over their summed duration; latency percentiles the mean of the two. */
+function combine(a: WrkResult, b: WrkResult): WrkResult {
+  const mean = (x: number, y: number) => (x + y) / 2;
+  const requests = a.requests + b.requests;
+  const durationSeconds = a.durationSeconds + b.durationSeconds;
+  return {
+    ...a, requests, durationSeconds, requestsPerSecond: requests / durationSeconds, non2xx: a.non2xx + b.non2xx,
+    latencyMs: { p50: mean(a.latencyMs.p50, b.latencyMs.p50), p75: mean(a.latencyMs.p75, b.latencyMs.p75), p90: mean(a.latencyMs.p90, b.latencyMs.p90), p99: mean(a.latencyMs.p99, b.latencyMs.p99), max: Math.max(a.latencyMs.max, b.latencyMs.max) },
+  };
 }
 
 /** The query mix as binary `quarry.v1.Call`s of SearchService/Search in the web corpus. */
@@ -438,7 +455,7 @@ function section(o: Options, name: string, docs: number, queries: number, inproc
       + `The builds run in child processes and compete with the server for the two cores; the checks of the live releases run on the server's event loop, asynchronously and from a per-file cache.`, '');
   }
   if (rpc.length > 0) {
-    lines.push(`The binary RPC against REST (same server, same query mix, ${o.rpcS} s each, REST then RPC at each count): `
+    lines.push(`The binary RPC against REST (same server, same query mix, ${o.rpcS} s each in two halves run REST, RPC, RPC, REST at each count): `
       + '`GET /api/search?scope=web&q=…` answering JSON, and `POST /api/rpc` with a binary `quarry.v1.Call` of `SearchService/Search` answering `application/proto`.', '',
     '| connections | REST requests/s | REST p99 ms | RPC requests/s | RPC p99 ms | RPC / REST | non-2xx |',
     '|---:|---:|---:|---:|---:|---:|---:|',
