@@ -4,7 +4,7 @@
 #   - src/rpc/gen/quarry/v1/*_pb.ts   TypeScript of the messages and services (protoc-gen-es)
 #   - contract/quarry.v1.binpb        the FileDescriptorSet served at GET /api/rpc.contract
 #                                     (imports and comments included)
-# Both are committed; test/rpc/contract-files.test.ts fails when they are stale.
+# Both are committed; test/rpc/contract-evolution.test.ts fails when they are stale.
 # Usage: npm run contract:generate
 set -euo pipefail
 cd "$(dirname "$0")/../contract"

@@ -2,8 +2,9 @@
  * The composition root: the one place that builds every part of Quarry and wires them into one running
  * service over one data directory. Start, in order: state database → event bus → TLS material → auth
  * (policy + route group) → search routes → event routes → control plane (recovers interrupted operations,
- * reconciles targets) → binary RPC over the same services → OpenAPI document from every group → HTTPS server listening → corpora opened and
- * the own corpus indexed in the background (until then search answers 503 `unavailable` + Retry-After).
+ * reconciles targets) → binary RPC over the same services → OpenAPI document from every group → HTTPS
+ * server listening → corpora opened and the own corpus indexed in the background (until then search
+ * answers 503 `unavailable` + Retry-After).
  *
  * `close()` (idempotent) undoes it: announce `shutdown` on the bus, drain the server (in-flight requests
  * finish, long-lived streams end), then close the newest part first — corpora (a running indexing is

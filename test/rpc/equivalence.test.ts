@@ -12,7 +12,7 @@ import { Scope, SearchRequestSchema, SearchResponseSchema } from '../../src/rpc/
 import { rawRequest } from '../support/client.js';
 import { writeFixtureCorpus } from '../support/fixture-corpus.js';
 import { startServer, type TestServer } from '../support/server.js';
-import { prng } from './support.js';
+import { seededRandom as prng } from '../../bench/measure.js';
 
 let srv: TestServer;
 before(async () => { srv = await startServer({ setup: writeFixtureCorpus }); });

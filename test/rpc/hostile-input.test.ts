@@ -13,7 +13,7 @@ import { CallSchema } from '../../src/rpc/gen/quarry/v1/call_pb.js';
 import { SearchRequestSchema } from '../../src/rpc/gen/quarry/v1/search_pb.js';
 import { writeFixtureCorpus } from '../support/fixture-corpus.js';
 import { startServer, type TestServer } from '../support/server.js';
-import { prng } from './support.js';
+import { seededRandom as prng } from '../../bench/measure.js';
 
 let srv: TestServer;
 let session: http2.ClientHttp2Session;

@@ -27,15 +27,3 @@ export function connectClient<S extends DescService>(srv: Pick<TestServer, 'url'
     : createConnectTransport({ ...common, httpVersion: '2', nodeOptions: { ca: srv.ca } });
   return createClient(service, transport);
 }
-
-/** A little deterministic PRNG (mulberry32), so a failing random case can be replayed. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
