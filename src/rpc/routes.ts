@@ -6,7 +6,7 @@
  * (the request's principal comes from the policy, as on every route); rate limits and the 1 MiB body
  * limit are the server's.
  */
-import type { JsonValue } from '@bufbuild/protobuf';
+import type { DescMessage, JsonValue, MessageShape } from '@bufbuild/protobuf';
 import { ERROR_CODES, WIRE_CODES } from '../http/errors.js';
 import type { BytesReply, RequestContext, Route, RouteGroup } from '../http/route.js';
 import { BadRequestError, MethodNotAllowedError, NotFoundError } from '../kernel/errors.js';
@@ -31,7 +31,7 @@ export function rpcRoutes(contract: Contract, services: Services): RouteGroup {
   }
 
   /** Decodes, runs under the caller's deadline, encodes: the part every form shares. */
-  async function run(ctx: RequestContext, p: Procedure, decode: () => ReturnType<Procedure['call']> extends Promise<infer M> ? M : never, codec: Codec): Promise<BytesReply> {
+  async function run(ctx: RequestContext, p: Procedure, decode: () => MessageShape<DescMessage>, codec: Codec): Promise<BytesReply> {
     const timeout = timeoutOf(ctx.headers);
     const request = decode();
     const response = await withDeadline(timeout, () => p.call({ principal: ctx.principal, headers: ctx.headers, remoteAddress: ctx.remoteAddress }, request));

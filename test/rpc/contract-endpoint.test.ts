@@ -66,6 +66,8 @@ test('every RPC response carries Rpc-Contract, errors and the server\'s own refu
     ['POST', '/api/rpc/quarry.v1.SearchService/Suggest', '{"q":"qu"}', { 'content-type': 'application/json' }, 200, ''],
     ['POST', '/api/rpc/quarry.v1.SearchService/Search', '{"q":""}', { 'content-type': 'application/json' }, 400, 'invalid_argument'],
     ['POST', '/api/rpc', '{"procedure":"quarry.v1.Nope/Nope"}', { 'content-type': 'application/json' }, 404, 'not_found'],
+    // A JSON Call whose message is canonical proto-JSON bytes: base64 of the binary request (q: "qu").
+    ['POST', '/api/rpc', `{"procedure":"quarry.v1.SearchService/Suggest","message":"${Buffer.from([0x0a, 2, 0x71, 0x75]).toString('base64')}"}`, { 'content-type': 'application/json' }, 200, ''],
     ['POST', '/api/rpc', 'x', { 'content-type': 'text/plain' }, 415, 'invalid_argument'],
     ['GET', '/api/rpc', undefined, {}, 405, 'unimplemented'],
     ['GET', '/api/rpc/quarry.v1.ControlService/Build?encoding=json&message={}', undefined, {}, 405, 'unimplemented'],
@@ -74,6 +76,7 @@ test('every RPC response carries Rpc-Contract, errors and the server\'s own refu
     const r = await rawRequest(srv, method, path, body, { headers });
     assert.equal(r.status, status, `${method} ${path}: ${r.text}`);
     assert.equal(r.headers['rpc-contract'], hash, path);
+    if (status === 200) assert.equal(r.json.prefix, 'qu', path);
     if (code) {
       assert.equal(r.json.code, code, path);
       assert.equal(r.json.details[0].type, 'quarry.v1.ErrorDetail');
