@@ -45,7 +45,7 @@ const FORMATS = {
 } as const;
 
 /** The ETag of one format: the descriptor set's hash, suffixed for the derived formats. */
-export function contractEtag(contract: Contract, format: keyof typeof FORMATS): string {
+function contractEtag(contract: Contract, format: keyof typeof FORMATS): string {
   return `"${contract.hash}${format === 'binary' ? '' : `+${format}`}"`;
 }
 

@@ -9,7 +9,7 @@
  * `not_implemented` (Connect `unimplemented`).
  */
 import { create, type DescEnum, type DescMessage, type DescMethod, type JsonObject, type MessageShape } from '@bufbuild/protobuf';
-import { timestampFromDate, type Timestamp } from '@bufbuild/protobuf/wkt';
+import { MethodOptions_IdempotencyLevel, timestampFromDate, type Timestamp } from '@bufbuild/protobuf/wkt';
 import type { IncomingHttpHeaders } from 'node:http';
 import { presentedCapabilities, type AuthService } from '../auth/index.js';
 import type { ControlService, OpAnswer, PlanAnswer, Submitted, TargetStatus } from '../control/index.js';
@@ -33,8 +33,6 @@ export interface CallContext {
 
 /** One method: its descriptor and its implementation (request message → response message). */
 export interface Procedure {
-  /** `quarry.v1.<Service>/<Method>`, as on the Connect path and in `Call.procedure`. */
-  readonly name: string;
   readonly method: DescMethod;
   /** Only NO_SIDE_EFFECTS methods answer the Connect GET form. */
   readonly sideEffectFree: boolean;
@@ -49,13 +47,13 @@ export interface Services {
 
 type Impl<M extends DescMethod> = (ctx: CallContext, req: MessageShape<M['input']>) => Promise<MessageShape<M['output']>> | MessageShape<M['output']>;
 
-/** Every method of the contract, by procedure name. */
+/** Every method of the contract, by procedure name: `quarry.v1.<Service>/<Method>`, as on the Connect path and in `Call.procedure`. */
 export function procedures(s: Services): Map<string, Procedure> {
   const table = new Map<string, Procedure>();
   const add = <M extends DescMethod>(method: M, impl: Impl<M>) => {
     const name = `${method.parent.typeName}/${method.name}`;
     table.set(name, {
-      name, method, sideEffectFree: method.idempotency === 1 /* NO_SIDE_EFFECTS */,
+      method, sideEffectFree: method.idempotency === MethodOptions_IdempotencyLevel.NO_SIDE_EFFECTS,
       call: async (ctx, req) => impl(ctx, req as MessageShape<M['input']>) as MessageShape<DescMessage>,
     });
   };
