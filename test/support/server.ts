@@ -76,7 +76,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Tes
   }
   const rate = options.rateLimit;
   const args = [
-    '--import', 'tsx', join(REPO_ROOT, 'src/cli/main.ts'), 'serve',
+    join(REPO_ROOT, 'bin/quarry.js'), 'serve',
     '--port', '0', '--data', dataDir, '--json',
     '--rate-limit', String(rate?.perSecond ?? 0),
     ...(rate?.burst !== undefined ? ['--rate-burst', String(rate.burst)] : []),
