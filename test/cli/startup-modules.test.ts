@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { QUARRY_BIN, startServer } from '../support/server.js';
+import { QUARRY_BIN, REPO_ROOT, startServer } from '../support/server.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'quarry-startup-modules-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -31,10 +31,10 @@ const hookEnv = (log: string) => ({ NODE_OPTIONS: `--import=${pathToFileURL(regi
 function loaded(log: string, pid: number): string[] {
   return readFileSync(log, 'utf8').split('\n')
     .filter((l) => l.startsWith(`${pid} file:`))
-    .map((l) => l.slice(l.indexOf(' ') + 1).replace(/^.*\/node_modules\//, 'node_modules/').replace(/^file:\/\/.*?\/(dist|src|bin)\//, '$1/'));
+    .map((l) => l.slice(l.indexOf(' ') + 1).replace(/^.*\/node_modules\//, 'node_modules/').replace(pathToFileURL(REPO_ROOT).href, ''));
 }
 
-const RUN_TIME_ONLY = /^node_modules\/(tsx|typescript|esbuild|@esbuild)\/|^src\/|\.ts$/;
+const BUILD_TIME_ONLY = /^node_modules\/(tsx|typescript|esbuild|@esbuild)\/|^src\/|\.ts$/;
 
 test('quarry serve loads compiled code only, and neither the X.509 library, its polyfill nor OPAQUE', async () => {
   const log = join(dir, 'serve.log');
@@ -44,7 +44,7 @@ test('quarry serve loads compiled code only, and neither the X.509 library, its 
     const modules = loaded(log, srv.pid);
     assert.ok(modules.includes('dist/cli/serve.js'), `the hook saw the server's modules: ${modules.slice(0, 5).join(', ')}`);
     assert.ok(modules.some((m) => m.startsWith('node_modules/better-sqlite3/')), 'the state database is loaded');
-    assert.deepEqual(modules.filter((m) => RUN_TIME_ONLY.test(m)), [], 'no build tool, no TypeScript source');
+    assert.deepEqual(modules.filter((m) => BUILD_TIME_ONLY.test(m)), [], 'no build tool, no TypeScript source');
     assert.deepEqual(modules.filter((m) => /^node_modules\/(@peculiar|tsyringe|@serenity-kit)\/|reflect-metadata/.test(m)), []);
   } finally {
     assert.equal((await srv.stop()).code, 0);
@@ -67,6 +67,6 @@ test('quarry search loads the engine without SQLite, the extractors or OPAQUE', 
   assert.equal(pids.size, 1, 'one process');
   const modules = loaded(log, [...pids][0]!);
   assert.ok(modules.includes('dist/cli/search.js'));
-  assert.deepEqual(modules.filter((m) => RUN_TIME_ONLY.test(m)), []);
+  assert.deepEqual(modules.filter((m) => BUILD_TIME_ONLY.test(m)), []);
   assert.deepEqual(modules.filter((m) => /^node_modules\/(better-sqlite3|htmlparser2|@serenity-kit)\//.test(m)), []);
 });
