@@ -129,6 +129,11 @@ export class Fetcher {
     return address;
   }
 
+  /** The address `hostname` resolves to, checked by the SSRF guard (throws when refused or unresolvable). */
+  address(hostname: string): Promise<string> {
+    return this.#resolve(hostname);
+  }
+
   async fetch(url: string, options: FetchOptions = {}): Promise<FetchResult> {
     const started = performance.now();
     const u = new URL(url);
