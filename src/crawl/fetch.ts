@@ -172,7 +172,7 @@ export class Fetcher {
       const ok = res.statusCode >= 200 && res.statusCode < 300;
       if (!ok || (options.wants && !options.wants(type))) {
         // Error pages, redirects and unwanted types are recorded without their bodies.
-        res.body.destroy();
+        await res.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
         return { ...base, ip, status: res.statusCode, headers, responseHead, ms: performance.now() - started, ...(ok ? { truncated: 'unspecified' as const, truncatedReason: `content type ${type || '(none)'} not wanted` } : {}) };
       }
       const read = await this.#readBody(res.body, headers['content-encoding'], abort.signal);
@@ -223,7 +223,7 @@ export class Fetcher {
     } catch (err) {
       cut ??= signal.aborted ? { truncated: 'time', reason: errorText(signal.reason) } : { truncated: 'disconnect', reason: errorText(err) };
     }
-    if (cut) stream.destroy();
+    if (cut) { (stream as unknown as NodeJS.EventEmitter).on('error', () => undefined); stream.destroy(); }
     if (decoder) {
       if (!cut && !decodeFailed) {
         await new Promise<void>((r) => { decoder.once('end', r); decoder.once('error', r); decoder.end(); decoder.resume(); });
