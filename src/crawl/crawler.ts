@@ -29,7 +29,7 @@ import type { AckedCommit, IngestDoc, IngestReport, ReadItem } from '../corpora/
 import { decodeText, parseHeaderLines, payloadToDoc, recordToItem } from '../corpora/warc.js';
 import type { EventBus } from '../events/bus.js';
 import { BadRequestError, ConflictError } from '../kernel/errors.js';
-import type { Db } from '../store/db.js';
+import { openDb } from '../store/db.js';
 import { hostAllowed, type CrawlConfig } from './config.js';
 import { Fetcher, mediaType, type FetchResult, type ResolveHook } from './fetch.js';
 import { applyXRobotsTag, guessLanguage, readPage } from './page.js';
@@ -81,7 +81,13 @@ export interface CrawlReport extends CrawlCounters {
 }
 
 export interface CrawlerOptions {
-  db: Db;
+  /**
+   * The state database file. The crawler opens its own connection with `synchronous = NORMAL`: in WAL
+   * mode a commit then survives a process crash (kill -9) without an fsync each, and since the WARC is
+   * fsynced before the records that point into it are committed, a power loss can only lose records
+   * (their pages are fetched again), never leave a record pointing at a missing WARC record.
+   */
+  stateDb: string;
   /** Where the WARC files go (`<data>/crawl/warc` by the faces). */
   warcDir: string;
   config: CrawlConfig;
@@ -173,11 +179,15 @@ export class Crawler {
   #lastFlush = 0;
   #lastProgress = 0;
   #wake: (() => void) | undefined;
+  /** The flush under way (one at a time: records are committed in the order of their fsyncs). */
+  #flushing: Promise<void> | undefined;
   #hydrated = false;
 
   constructor(options: CrawlerOptions) {
     this.config = options.config;
-    this.records = new CrawlRecords(options.db);
+    const db = openDb(options.stateDb);
+    db.pragma('synchronous = NORMAL');
+    this.records = new CrawlRecords(db);
     this.#fetcher = new Fetcher(options.config, options.resolve);
     this.#warcDir = options.warcDir;
     this.#corpora = options.corpora;
@@ -288,6 +298,7 @@ export class Crawler {
   async close(): Promise<void> {
     await this.stop();
     await this.#fetcher.close();
+    if (this.records.db.open) this.records.db.close();
   }
 
   // ------------------------------------------------------------------------------------------------
@@ -397,13 +408,16 @@ export class Crawler {
         if (this.#state === 'stopping') break;
         if (now - lastScan >= 250) { this.#scan(now); lastScan = now; }
         if (this.#state === 'running') this.#dispatch(now);
-        if (now - this.#lastFlush >= this.config.flushIntervalMs || this.#completed.length >= 256) this.#flush(channel, pendingIds);
+        if (!this.#flushing && (now - this.#lastFlush >= this.config.flushIntervalMs || this.#completed.length >= 256)) {
+          this.#flushing = this.#flush(channel, pendingIds).finally(() => { this.#flushing = undefined; this.#wake?.(); });
+        }
         this.#progress(false);
-        if (this.#state === 'running' && this.#inFlight === 0 && this.#completed.length === 0 && this.#idle(now)) break;
+        if (this.#state === 'running' && this.#inFlight === 0 && this.#completed.length === 0 && !this.#flushing && this.#idle(now)) break;
         await this.#sleep(this.#nextWake(now));
       }
       while (this.#inFlight > 0) await this.#sleep(1000);
-      this.#flush(channel, pendingIds);
+      await this.#flushing;
+      await this.#flush(channel, pendingIds);
     } finally {
       channel.close();
       this.#warc.close();
@@ -770,15 +784,18 @@ export class Crawler {
   }
 
   /** Makes completed fetches durable: WARC fsync, one transaction, then documents to the ingest. */
-  #flush(channel: Channel<ReadItem>, pendingIds: number[]): void {
+  async #flush(channel: Channel<ReadItem>, pendingIds: number[]): Promise<void> {
     this.#lastFlush = Date.now();
     if (this.#completed.length === 0) return;
     const batch = this.#completed;
     this.#completed = [];
-    this.#warc!.sync();
+    await this.#warc!.syncAsync();
     const updates = batch.flatMap((c) => (c.update ? [c.update] : []));
     const hosts = batch.flatMap((c) => (c.host ? [c.host] : []));
-    this.records.commitFetches(updates, batch.flatMap((c) => c.discovered), hosts, Date.now());
+    const discovered = batch.flatMap((c) => c.discovered);
+    this.records.commitFetches(updates, discovered, hosts, Date.now());
+    // Their rows exist now: the next dispatch may take them without waiting for a rescan.
+    for (const d of discovered) { const h = this.#hosts.get(d.host); if (h) h.due = 0; }
     for (const c of batch) {
       const h = this.#hosts.get(c.origin);
       if (c.update) {

@@ -6,7 +6,7 @@
  * size. `sync()` makes everything appended so far durable; the crawler calls it before it records a
  * fetch as done, so a recorded fetch always has its records on disk.
  */
-import { closeSync, fsyncSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { closeSync, fsync, fsyncSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { createHash, randomUUID } from 'node:crypto';
 import { basename, join } from 'node:path';
 import { gzipSync, constants as zc } from 'node:zlib';
@@ -103,7 +103,8 @@ export class WarcWriter {
   /** Appends records (one gzip member each, all in one file); their locations, in order. */
   append(records: WarcRecordInput[]): WarcLocation[] {
     if (this.#fd === undefined || this.#size >= this.#maxBytes) {
-      if (this.#fd !== undefined) { this.sync(); closeSync(this.#fd); }
+      // Rotation waits for the old file's fsync: a pending syncAsync of it may not have finished.
+      if (this.#fd !== undefined) { fsyncSync(this.#fd); closeSync(this.#fd); }
       this.#open();
     }
     return records.map((r) => this.#write(r));
@@ -112,6 +113,16 @@ export class WarcWriter {
   /** Makes every record appended so far durable. */
   sync(): void {
     if (this.#fd !== undefined && this.#dirty) { fsyncSync(this.#fd); this.#dirty = false; }
+  }
+
+  /** `sync` on the thread pool: the event loop keeps serving while the disk catches up. */
+  syncAsync(): Promise<void> {
+    if (this.#fd === undefined || !this.#dirty) return Promise.resolve();
+    const fd = this.#fd;
+    this.#dirty = false;
+    return new Promise((resolve, reject) => fsync(fd, (err) => {
+      if (err) { this.#dirty = true; reject(err); } else resolve();
+    }));
   }
 
   close(): void {

@@ -41,7 +41,7 @@ before(async () => {
     timeoutMs: 5000, stallTimeoutMs: 800, maxCalendarPagesPerHost: MAX_CALENDAR, maxRetryAfterMs: 3000, maxBodyBytes: 4 * 1024 * 1024,
     revisit: { initialSeconds: 3600, minSeconds: 60, maxSeconds: 86400 },
   });
-  const crawler = new Crawler({ db, warcDir: warcDirOf(dir), config, corpora, bus, resolve: (n) => web.resolve(n), progressIntervalMs: 200 });
+  const crawler = new Crawler({ stateDb: stateDbPath(dir), warcDir: warcDirOf(dir), config, corpora, bus, resolve: (n) => web.resolve(n), progressIntervalMs: 200 });
   // A page only the `*` group of library's robots.txt disallows: ours does not, so it is fetched.
   const seeds = crawler.addSeeds([...web.seeds, `${web.byLabel('library').origin}/library/operator.html`]);
   assert.equal(seeds.refused.length, 0, JSON.stringify(seeds.refused));
