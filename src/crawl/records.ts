@@ -179,14 +179,6 @@ export class CrawlRecords {
   count(where: string): number {
     return (this.db.prepare(`SELECT COUNT(*) AS n FROM crawl_urls WHERE ${where}`).get() as { n: number }).n;
   }
-
-  meta(key: string): string | undefined {
-    return (this.db.prepare('SELECT value FROM crawl_meta WHERE key = ?').get(key) as { value: string } | undefined)?.value;
-  }
-
-  setMeta(key: string, value: string): void {
-    this.db.prepare('INSERT INTO crawl_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(key, value);
-  }
 }
 
 type Raw = Record<keyof UrlRow, unknown>;

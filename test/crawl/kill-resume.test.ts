@@ -68,7 +68,7 @@ function requests(w: TestWeb): number {
   return w.hosts.reduce((n, h) => n + h.log.length, 0);
 }
 
-test(`a crawl killed ${KILLS} times at random moments loses nothing and refetches nothing it recorded`, { timeout: 600_000 }, async () => {
+test(`a crawl killed ${KILLS} times at random moments loses nothing and refetches nothing it recorded`, { timeout: 600_000 }, async (t) => {
   web = await startTestWeb({ firstAddress: 100 });
   dir = mkdtempSync(join(tmpdir(), 'quarry-crawl-kill-'));
   const data = join(dir, 'data');
@@ -84,6 +84,8 @@ test(`a crawl killed ${KILLS} times at random moments loses nothing and refetche
   const seeds = join(dir, 'seeds.txt');
   writeFileSync(seeds, web.seeds.join('\n'));
   const snapshots: Snapshot[] = [];
+  let pendingAtKills = 0;
+  let killsWithPending = 0;
   let seed = 12345;
   const random = () => { seed = (seed * 1103515245 + 12345) % 2 ** 31; return seed / 2 ** 31; };
 
@@ -106,6 +108,7 @@ test(`a crawl killed ${KILLS} times at random moments loses nothing and refetche
     const code = await exited;
     if (last) assert.equal(code, 0, out);
     const state = await check(data, last ? 'final run' : `after kill ${k + 1}`);
+    if (!last) { pendingAtKills += state.pending; if (state.pending > 0) killsWithPending++; }
     snapshots.push({ at: Date.now(), fetched: state.fetched });
     if (last) {
       assert.equal(state.pending, 0, 'every fetched document is acknowledged by an index commit');
@@ -124,4 +127,10 @@ test(`a crawl killed ${KILLS} times at random moments loses nothing and refetche
     }
   }
   assert.deepEqual(violations, []);
+  // What the kills interrupted: fetches redone because they were in flight or not yet recorded, and
+  // documents re-indexed from the WARC because no commit had acknowledged them.
+  const total = web.hosts.reduce((n, h) => n + h.log.length, 0);
+  const distinct = web.hosts.reduce((n, h) => n + new Set(h.log.map((r) => r.path)).size, 0);
+  t.diagnostic(`${KILLS} kills; ${total} requests for ${distinct} URLs (${total - distinct} repeated: unrecorded fetches redone and retries of failures); `
+    + `${pendingAtKills} documents re-indexed from the WARC after ${killsWithPending} of the kills`);
 });

@@ -1,5 +1,5 @@
 -- The crawler's records (src/crawl/): the frontier and what each URL's last fetch found, one row per
--- canonical URL; the per-host state (robots.txt cache, politeness); the crawl's settings. Times are
+-- canonical URL; the per-host state (robots.txt cache, politeness). Times are
 -- milliseconds since the epoch.
 --
 -- A URL's state: `queued` (waiting; `due_at` says from when), `fetched` (its response is durable in the
@@ -51,9 +51,4 @@ CREATE TABLE crawl_hosts (
   robots_expires_at INTEGER,
   delay_ms          INTEGER,                          -- the adaptive delay last used
   backoff_until     INTEGER                           -- a Retry-After in force
-);
-
-CREATE TABLE crawl_meta (
-  key   TEXT PRIMARY KEY,
-  value TEXT NOT NULL
 );
