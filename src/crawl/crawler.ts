@@ -332,6 +332,7 @@ export class Crawler {
           h.robotsExpiresAt = row.robots_expires_at;
         }
         if (row.backoff_until !== null) h.nextAt = row.backoff_until;
+        if (row.delay_ms !== null) h.delayMs = Math.max(this.config.minDelayMs, row.delay_ms);
       }
       this.#hosts.set(origin, h);
     }
@@ -736,6 +737,7 @@ export class Crawler {
     update.lang = lang ?? guessLanguage(doc.text) ?? null;
     if (update.outcome === 'non_canonical') return;
     if (robotsMeta.noindex) { update.outcome = 'noindex'; return; }
+    if (!changed && row.indexed) { update.outcome = 'indexed'; return; } // a revisit that found the same text: the index has it
     const sh = simhash(doc.text);
     update.simhash = sh;
     const exact = this.#hashes.get(hash);

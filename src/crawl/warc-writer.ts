@@ -2,7 +2,7 @@
  * WARC 1.1 output (ISO 28500:2017): every fetch becomes a `request`, a `response` (or a `revisit` for a
  * 304) and a `metadata` record, each its own gzip member, so any record can be read alone from its
  * offset (how the crawler's recovery re-reads a response, and how CDX indexes address them). Files are
- * `<dir>/quarry-<UTC time>-<pid>-<n>.warc.gz`, each opened with a `warcinfo` record, rotated past a
+ * `<dir>/quarry-<UTC time to the ms>-<pid>-<n>.warc.gz`, each opened with a `warcinfo` record, rotated past a
  * size. `sync()` makes everything appended so far durable; the crawler calls it before it records a
  * fetch as done, so a recorded fetch always has its records on disk.
  */
@@ -65,6 +65,9 @@ export function serializeRecord(r: WarcRecordInput): Buffer {
   return Buffer.concat([Buffer.from(lines.join('\r\n') + '\r\n\r\n', 'utf8'), r.block, Buffer.from('\r\n\r\n')]);
 }
 
+/** Numbers the files of this process (with the pid and the time, a name no other writer uses). */
+let fileCounter = 0;
+
 export class WarcWriter {
   readonly #dir: string;
   readonly #maxBytes: number;
@@ -72,7 +75,6 @@ export class WarcWriter {
   #fd: number | undefined;
   #file = '';
   #size = 0;
-  #n = 0;
   #dirty = false;
 
   constructor(dir: string, options: { maxBytes: number; software: string }) {
@@ -83,9 +85,14 @@ export class WarcWriter {
   }
 
   #open(): void {
-    const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
-    this.#file = join(this.#dir, `quarry-${stamp}-${process.pid}-${this.#n++}.warc.gz`);
-    this.#fd = openSync(this.#file, 'wx', 0o644);
+    const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\.(\d+)Z$/, '$1Z');
+    // Never an existing file: another writer of this process (a later run) may have begun one this millisecond.
+    for (;;) {
+      this.#file = join(this.#dir, `quarry-${stamp}-${process.pid}-${fileCounter++}.warc.gz`);
+      try { this.#fd = openSync(this.#file, 'wx', 0o644); break; } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      }
+    }
     this.#size = 0;
     const info = `software: ${this.#software}\r\nformat: WARC File Format 1.1\r\nconformsTo: http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/\r\n`;
     this.#write({ type: 'warcinfo', date: new Date(), contentType: 'application/warc-fields', block: Buffer.from(info), headers: { 'WARC-Filename': basename(this.#file) } });
