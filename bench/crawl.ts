@@ -23,6 +23,7 @@ import { openCorpora, resolveCorporaConfig } from '../src/corpora/index.js';
 import { Crawler, resolveCrawlConfig, warcDirOf } from '../src/crawl/index.js';
 import { EventBus } from '../src/events/bus.js';
 import { stateDbPath } from '../src/kernel/data-dir.js';
+import { openDb } from '../src/store/db.js';
 
 const { values } = parseArgs({ options: {
   hosts: { type: 'string', default: '50' }, pages: { type: 'string', default: '120' },
@@ -59,11 +60,14 @@ try {
   lag.disable();
   await crawler.close();
   const docs = corpora.index('web').stats().docs;
+  const stateDb = openDb(stateDbPath(dir));
+  const outcomes = Object.fromEntries((stateDb.prepare(`SELECT outcome, COUNT(*) AS n FROM crawl_urls WHERE outcome IS NOT NULL GROUP BY outcome`).all() as { outcome: string; n: number }[]).map((r) => [r.outcome, r.n]));
+  stateDb.close();
   await corpora.close();
   const cpuMsPerPage = (cpu.user + cpu.system) / 1000 / report.pages;
   console.log(JSON.stringify({
     hosts, pagesPerHost: pages, delayMs: Number(values.delay), delayFactor: Number(values.factor), concurrency: Number(values.concurrency),
-    pages: report.pages, requests: report.requests, indexed: docs, seconds: +seconds.toFixed(2),
+    pages: report.pages, requests: report.requests, indexed: docs, outcomes, seconds: +seconds.toFixed(2),
     pagesPerSecond: +(report.pages / seconds).toFixed(1), cpuMsPerPage: +cpuMsPerPage.toFixed(2),
     eventLoopDelayP99Ms: +(lag.percentile(99) / 1e6).toFixed(1), eventLoopDelayMaxMs: +(lag.max / 1e6).toFixed(1),
     politenessCeiling: hosts * 1000 / Number(values.delay), cores: cpus().length, loadavg: loadavg().map((x) => +x.toFixed(2)),
