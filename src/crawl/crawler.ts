@@ -128,8 +128,16 @@ interface Completed {
   discovered: NewUrl[];
   host?: HostRow;
   doc?: IngestDoc;
+  /** The URL's document is to leave the index (it was indexed; the page is gone or no longer indexable). */
+  remove?: string;
   origin: string;
 }
+
+/** A document acknowledged by the commit that covers it: indexed (1) or deleted (0). */
+interface PendingAck { id: number; indexed: 0 | 1 }
+
+/** Outcomes after which an indexed page's document leaves the index (a failure that may pass does not). */
+const REMOVING: ReadonlySet<Outcome> = new Set(['noindex', 'duplicate', 'non_canonical', 'redirect', 'redirect_limit', 'unsupported_type', 'empty', 'robots']);
 
 /** An async queue the ingest reads while the crawler writes. */
 class Channel<T> implements AsyncIterable<T> {
@@ -388,14 +396,14 @@ export class Crawler {
     this.#hydrate();
     this.#warc = new WarcWriter(this.#warcDir, { maxBytes: this.config.warcMaxBytes, software: 'Quarry crawler (src/crawl)' });
     const channel = new Channel<ReadItem>();
-    const pendingIds: number[] = [];
+    const pendingIds: PendingAck[] = [];
     let acked = 0;
     const ingest = this.#corpora.ingest('web', channel, {
       phase: 'crawling',
       onCommit: (c: AckedCommit) => {
         const n = c.committedDocs - acked;
         acked = c.committedDocs;
-        this.records.markIndexed(pendingIds.splice(0, n));
+        this.records.markAcknowledged(pendingIds.splice(0, n));
       },
     });
     // A failing ingest (the web index unreadable, its writer held elsewhere) ends the run.
@@ -523,7 +531,23 @@ export class Crawler {
     update.error = error;
     update.fetched_at = row.fetched_at;
     update.due_at = Date.now() + this.config.revisit.initialSeconds * 1000;
-    this.#completed.push({ update, discovered: [], origin: h.origin });
+    this.#complete({ update, discovered: [], origin: h.origin }, row);
+  }
+
+  /**
+   * Queues a completed fetch for the next flush. A page whose document is in the index and whose fetch
+   * found it gone (404, 410) or no longer to be indexed takes its document out: the row stays `fetched`
+   * until the commit that deletes it is acknowledged.
+   */
+  #complete(done: Completed, row: UrlRow): void {
+    const u = done.update;
+    if (u && row.indexed === 1 && !done.doc && u.outcome !== 'indexed'
+      && (REMOVING.has(u.outcome) || (u.outcome === 'http_error' && (u.status === 404 || u.status === 410)))) {
+      done.remove = row.url;
+      u.state = 'fetched';
+      u.indexed = 1;
+    }
+    this.#completed.push(done);
   }
 
   /** Politeness after a response: the next delay, and a Retry-After obeyed. */
@@ -633,7 +657,7 @@ export class Crawler {
       } else {
         update.due_at = now + this.config.revisit.initialSeconds * 1000;
       }
-      this.#completed.push(done);
+      this.#complete(done, row);
       return;
     }
     if (res.status === 304) {
@@ -642,7 +666,7 @@ export class Crawler {
       update.outcome = row.indexed ? 'indexed' : 'not_modified';
       update.revisit_s = this.#revisit(row, false);
       update.due_at = now + update.revisit_s * 1000;
-      this.#completed.push(done);
+      this.#complete(done, row);
       return;
     }
     if (res.status >= 300 && res.status < 400) {
@@ -656,7 +680,7 @@ export class Crawler {
           if (next) discovered.push(next);
         }
       }
-      this.#completed.push(done);
+      this.#complete(done, row);
       return;
     }
     if (res.status >= 400) {
@@ -664,7 +688,7 @@ export class Crawler {
       update.outcome = 'http_error';
       update.error = `HTTP ${res.status}`;
       update.due_at = now + this.config.revisit.maxSeconds * 1000;
-      this.#completed.push(done);
+      this.#complete(done, row);
       return;
     }
     // 2xx
@@ -676,7 +700,7 @@ export class Crawler {
       update.outcome = res.truncated === 'unspecified' ? 'unsupported_type' : 'truncated';
       update.error = res.truncatedReason ?? null;
       update.due_at = now + this.config.revisit.maxSeconds * 1000;
-      this.#completed.push(done);
+      this.#complete(done, row);
       return;
     }
     const body = res.body ?? Buffer.alloc(0);
@@ -686,12 +710,12 @@ export class Crawler {
       for (const s of entries.sitemaps) { const n = this.#admit(s, 'sitemap', 'sitemap', 0, 0); if (n) discovered.push(n); }
       update.outcome = 'sitemap';
       update.due_at = now + this.config.revisit.initialSeconds * 1000;
-      this.#completed.push(done);
+      this.#complete(done, row);
       return;
     }
     this.#counters.pages++;
     this.#page(row, res, body, done, now);
-    this.#completed.push(done);
+    this.#complete(done, row);
   }
 
   /** A 2xx page: facts, text, duplicates, revisit, links. */
@@ -786,7 +810,7 @@ export class Crawler {
   }
 
   /** Makes completed fetches durable: WARC fsync, one transaction, then documents to the ingest. */
-  async #flush(channel: Channel<ReadItem>, pendingIds: number[]): Promise<void> {
+  async #flush(channel: Channel<ReadItem>, pendingIds: PendingAck[]): Promise<void> {
     this.#lastFlush = Date.now();
     if (this.#completed.length === 0) return;
     const batch = this.#completed;
@@ -806,19 +830,23 @@ export class Crawler {
       }
       if (c.doc) {
         channel.push({ ok: true, doc: c.doc });
-        pendingIds.push(c.update!.id);
+        pendingIds.push({ id: c.update!.id, indexed: 1 });
         this.#counters.indexed++;
+      } else if (c.remove !== undefined) {
+        channel.push({ ok: true, doc: removal(c.remove) });
+        pendingIds.push({ id: c.update!.id, indexed: 0 });
       }
     }
   }
 
   /** Rows fetched but not acknowledged by an index commit when the last run ended: re-indexed from their WARC records. */
-  #recover(channel: Channel<ReadItem>, pendingIds: number[]): void {
+  #recover(channel: Channel<ReadItem>, pendingIds: PendingAck[]): void {
     const lost: number[] = [];
     for (const row of this.records.pendingIndex()) {
+      if (row.outcome !== 'indexed') { channel.push({ ok: true, doc: removal(row.url) }); pendingIds.push({ id: row.id, indexed: 0 }); continue; }
       const item = row.warc_file !== null && row.warc_offset !== null && row.warc_length !== null
         ? readRecordAt(row.warc_file, row.warc_offset, row.warc_length) : undefined;
-      if (item && item.ok) { channel.push(item); pendingIds.push(row.id); }
+      if (item && item.ok) { channel.push(item); pendingIds.push({ id: row.id, indexed: 1 }); }
       else lost.push(row.id);
     }
     // A record that cannot be read back (the WARC file removed by hand): fetch the page again.
@@ -834,6 +862,11 @@ export class Crawler {
     this.#lastProgress = now;
     this.#bus.publish('crawl.progress', { ...this.status() });
   }
+}
+
+/** The ingest item that deletes the document of `url`. */
+function removal(url: string): IngestDoc {
+  return { key: url, title: '', text: '', deleted: true };
 }
 
 function robotsUnreachable(status: number): boolean {

@@ -25,6 +25,7 @@ export interface UrlRow {
   hops: number;
   attempts: number;
   fetched_at: number | null;
+  outcome: Outcome | null;
   etag: string | null;
   last_modified: string | null;
   content_hash: string | null;
@@ -76,7 +77,7 @@ export interface HostRow {
   backoff_until: number | null;
 }
 
-const ROW_COLUMNS = 'id, url, host, kind, source, state, priority, depth, hops, attempts, fetched_at, etag, last_modified, content_hash, simhash, indexed, changes, revisit_s, warc_file, warc_offset, warc_length';
+const ROW_COLUMNS = 'id, url, host, kind, source, state, priority, depth, hops, attempts, fetched_at, outcome, etag, last_modified, content_hash, simhash, indexed, changes, revisit_s, warc_file, warc_offset, warc_length';
 
 export class CrawlRecords {
   readonly db: Db;
@@ -99,7 +100,7 @@ export class CrawlRecords {
       content_hash = @content_hash, simhash = @simhash, dup_of = @dup_of, title = COALESCE(@title, title), lang = COALESCE(@lang, lang),
       outlinks = COALESCE(@outlinks, outlinks), changes = @changes, revisit_s = @revisit_s, warc_file = COALESCE(@warc_file, warc_file),
       warc_offset = COALESCE(@warc_offset, warc_offset), warc_length = COALESCE(@warc_length, warc_length), error = @error WHERE id = @id`);
-    this.#markIndexed = db.prepare(`UPDATE crawl_urls SET state = 'done', indexed = 1 WHERE id = ? AND state = 'fetched'`);
+    this.#markIndexed = db.prepare(`UPDATE crawl_urls SET state = 'done', indexed = ? WHERE id = ? AND state = 'fetched'`);
     this.#putHost = db.prepare(`INSERT INTO crawl_hosts (host, robots_status, robots_body, robots_fetched_at, robots_expires_at, delay_ms, backoff_until)
       VALUES (@host, @robots_status, @robots_body, @robots_fetched_at, @robots_expires_at, @delay_ms, @backoff_until)
       ON CONFLICT (host) DO UPDATE SET robots_status = excluded.robots_status, robots_body = excluded.robots_body,
@@ -131,7 +132,7 @@ export class CrawlRecords {
     return (this.db.prepare(`SELECT DISTINCT host FROM crawl_urls WHERE state IN ('queued', 'done') AND due_at <= ?`).all(now) as { host: string }[]).map((r) => r.host);
   }
 
-  /** Rows whose response is in the WARC but whose document no commit has acknowledged yet. */
+  /** Rows whose response is in the WARC but whose document (or its deletion) no commit has acknowledged yet. */
   pendingIndex(): UrlRow[] {
     return (this.db.prepare(`SELECT ${ROW_COLUMNS} FROM crawl_urls WHERE state = 'fetched' ORDER BY id`).safeIntegers(true).all() as Raw[]).map(fromRaw);
   }
@@ -147,10 +148,10 @@ export class CrawlRecords {
     }).immediate();
   }
 
-  /** Rows whose documents an index commit has acknowledged. */
-  markIndexed(ids: readonly number[]): void {
-    if (ids.length === 0) return;
-    this.db.transaction(() => { for (const id of ids) this.#markIndexed.run(id); }).immediate();
+  /** Rows whose document (or its deletion: `indexed` 0) an index commit has acknowledged. */
+  markAcknowledged(entries: readonly { id: number; indexed: 0 | 1 }[]): void {
+    if (entries.length === 0) return;
+    this.db.transaction(() => { for (const e of entries) this.#markIndexed.run(e.indexed, e.id); }).immediate();
   }
 
   host(host: string): HostRow | undefined {

@@ -1,6 +1,7 @@
 // Revisits: nothing is fetched again before its revisit interval; when it is due, the page is asked for
 // conditionally (If-None-Match / If-Modified-Since), a 304 or an unchanged text doubles the interval and
-// a changed text halves it; a changed page is indexed again, an unchanged one is not re-sent.
+// a changed text halves it; a changed page is indexed again, an unchanged one is not re-sent, a page
+// gone at its revisit leaves the index.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
@@ -14,6 +15,7 @@ import { stateDbPath } from '../../src/kernel/data-dir.js';
 test('conditional revisits with an interval that adapts to change', async () => {
   const log: { path: string; headers: IncomingHttpHeaders; status: number }[] = [];
   let version = 0;
+  let datedGone = false;
   const server = createServer((req, res) => {
     const entry = { path: req.url ?? '', headers: req.headers, status: 200 };
     log.push(entry);
@@ -29,7 +31,8 @@ test('conditional revisits with an interval that adapts to change', async () => 
         page('Stable', 'a page about olivine that never changes', { etag: '"v1"' });
         return;
       case '/changing': page('Changing', `revision ${++version} of the garnet news ${'x'.repeat(version)} ${version * 7919}`); return;
-      case '/dated': page('Dated', 'pyroxene notes, unchanged', { 'last-modified': 'Wed, 01 May 2024 12:00:00 GMT' }); return;
+      case '/dated': if (datedGone) { res.writeHead(404, { 'content-type': 'text/html' }); res.end('<title>gone</title>'); return; }
+        page('Dated', 'pyroxene notes, unchanged', { 'last-modified': 'Wed, 01 May 2024 12:00:00 GMT' }); return;
       default: res.writeHead(404); res.end();
     }
   });
@@ -75,6 +78,16 @@ test('conditional revisits with an interval that adapts to change', async () => 
     assert.equal(row('/changing').changes, 2);
     assert.equal(row('/etag').revisit_s, 14400);
     assert.equal(corpora.index('web').stats().docs, 4, 'one document per page, revisits replace');
+
+    // A page that is gone at its revisit leaves the index.
+    datedGone = true;
+    db.prepare('UPDATE crawl_urls SET due_at = 0').run();
+    await crawler.start();
+    assert.equal(row('/dated').status, 404);
+    assert.equal(row('/dated').indexed, 0);
+    assert.equal(corpora.index('web').stats().docs, 3);
+    const cid = (db.prepare('SELECT cid FROM cid_keys WHERE key = ?').safeIntegers(true).get(`${origin}/dated`) as { cid: bigint }).cid;
+    assert.equal(corpora.searcher('web').get(cid), undefined);
   } finally {
     await crawler.close();
     await corpora.close();
