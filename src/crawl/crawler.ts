@@ -259,8 +259,7 @@ export class Crawler {
   }
 
   /**
-   * Runs the crawl until no URL is due (or `stop`). Rejects with ConflictError when a run is already
-   * going. Documents go into `web` under its writer lock, held for the whole run.
+   * Runs the crawl until no URL is due (or `stop`). Throws ConflictError when a run is already going. Documents go into `web` under its writer lock, held for the whole run.
    */
   start(): Promise<CrawlReport> {
     if (this.#run) throw new ConflictError('A crawl is already running.');
@@ -294,7 +293,7 @@ export class Crawler {
       state: this.#state,
       ...this.#counters,
       inFlight: this.#inFlight,
-      queued: this.records.count(`state = 'queued'`),
+      queued: this.records.db.open ? this.records.count(`state = 'queued'`) : 0,
       hosts: this.#hosts.size,
       pagesPerSecond: this.#startedAt ? this.#counters.pages / seconds : 0,
     };
@@ -411,6 +410,7 @@ export class Crawler {
     ingest.catch((err: unknown) => { ingestError = err; this.#state = 'stopping'; this.#wake?.(); });
     this.#recover(channel, pendingIds);
     let lastScan = -Infinity;
+    let flushError: unknown;
     try {
       for (;;) {
         const now = Date.now();
@@ -418,7 +418,10 @@ export class Crawler {
         if (now - lastScan >= 250) { this.#scan(now); lastScan = now; }
         if (this.#state === 'running') this.#dispatch(now);
         if (!this.#flushing && (now - this.#lastFlush >= this.config.flushIntervalMs || this.#completed.length >= 256)) {
-          this.#flushing = this.#flush(channel, pendingIds).finally(() => { this.#flushing = undefined; this.#wake?.(); });
+          // A flush that fails (the disk full, the database unwritable) ends the run; the fetches it held are redone next time.
+          this.#flushing = this.#flush(channel, pendingIds)
+            .catch((err: unknown) => { flushError ??= err; this.#state = 'stopping'; })
+            .finally(() => { this.#flushing = undefined; this.#wake?.(); });
         }
         this.#progress(false);
         if (this.#state === 'running' && this.#inFlight === 0 && this.#completed.length === 0 && !this.#flushing && this.#idle(now)) break;
@@ -426,6 +429,7 @@ export class Crawler {
       }
       while (this.#inFlight > 0) await this.#sleep(1000);
       await this.#flushing;
+      if (flushError) throw flushError;
       await this.#flush(channel, pendingIds);
     } finally {
       channel.close();
