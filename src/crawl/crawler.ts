@@ -98,7 +98,15 @@ export interface CrawlerOptions {
   resolve?: ResolveHook;
   /** Least time between two `crawl.progress` events, ms. Default 1000. */
   progressIntervalMs?: number;
+  /**
+   * Called for every URL fetch once it is recorded (durable), with its document when it is indexed: how
+   * a service learns that a URL it flagged was fetched (the trusted corpus indexes that document too).
+   */
+  onRecorded?: (fetch: RecordedFetch) => void;
 }
+
+/** A URL fetch as recorded: `doc` when its document was handed to the web corpus. */
+export interface RecordedFetch { id: number; url: string; source: UrlSource; outcome: Outcome; status: number | null; doc?: IngestDoc }
 
 interface HostState {
   origin: string;
@@ -125,6 +133,8 @@ interface HostState {
 
 interface Completed {
   update?: FetchUpdate;
+  /** The row fetched (absent for robots.txt). */
+  row?: UrlRow;
   discovered: NewUrl[];
   host?: HostRow;
   doc?: IngestDoc;
@@ -173,6 +183,7 @@ export class Crawler {
   readonly #corpora: Pick<Corpora, 'ingest'>;
   readonly #bus: EventBus | undefined;
   readonly #progressIntervalMs: number;
+  readonly #onRecorded: ((fetch: RecordedFetch) => void) | undefined;
   readonly #hosts = new Map<string, HostState>();
   readonly #known = new Set<string>();
   readonly #hashes = new Map<string, number>();
@@ -201,6 +212,7 @@ export class Crawler {
     this.#corpora = options.corpora;
     this.#bus = options.bus;
     this.#progressIntervalMs = options.progressIntervalMs ?? 1000;
+    this.#onRecorded = options.onRecorded;
     this.#simhashes = new SimhashIndex(options.config.simhashDistance);
     this.#bus?.registerSnapshotPart('crawl', () => this.status());
   }
@@ -535,7 +547,7 @@ export class Crawler {
     update.error = error;
     update.fetched_at = row.fetched_at;
     update.due_at = Date.now() + this.config.revisit.initialSeconds * 1000;
-    this.#complete({ update, discovered: [], origin: h.origin }, row);
+    this.#complete({ update, row, discovered: [], origin: h.origin }, row);
   }
 
   /**
@@ -642,7 +654,7 @@ export class Crawler {
     const update = this.#baseUpdate(row, now);
     update.status = res.status;
     const discovered: NewUrl[] = [];
-    const done: Completed = { update, discovered, origin: h.origin };
+    const done: Completed = { update, row, discovered, origin: h.origin };
     if (row.kind === 'page' && row.fetched_at === null) h.fetched++;
     if (res.status > 0) {
       const loc = this.#writeWarc(res, row.etag !== null && res.status === 304);
@@ -839,6 +851,11 @@ export class Crawler {
       } else if (c.remove !== undefined) {
         channel.push({ ok: true, doc: removal(c.remove) });
         pendingIds.push({ id: c.update!.id, indexed: 0 });
+      }
+      if (c.update && c.row && this.#onRecorded) {
+        const r: RecordedFetch = { id: c.row.id, url: c.row.url, source: c.row.source, outcome: c.update.outcome, status: c.update.status };
+        if (c.doc) r.doc = c.doc;
+        try { this.#onRecorded(r); } catch { /* a listener's failure is its own */ }
       }
     }
   }
