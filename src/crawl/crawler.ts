@@ -42,6 +42,12 @@ import { newRecordId, WarcWriter, type WarcLocation, type WarcRecordInput } from
 
 export type CrawlState = 'idle' | 'running' | 'paused' | 'stopping';
 
+/**
+ * How often the loop asks the records which origins have work due. Between scans it keeps track itself
+ * (new URLs, retries); a scan catches revisits coming due and work queued by another process (`flag`).
+ */
+const SCAN_INTERVAL_MS = 1000;
+
 /** Priorities: lower is sooner. Links add their depth. */
 const PRIORITY: Record<UrlSource, number> = { flag: -10, seed: 0, sitemap: 1, redirect: 0, canonical: 0, link: 1 };
 
@@ -427,7 +433,7 @@ export class Crawler {
       for (;;) {
         const now = Date.now();
         if (this.#state === 'stopping') break;
-        if (now - lastScan >= 250) { this.#scan(now); lastScan = now; }
+        if (now - lastScan >= SCAN_INTERVAL_MS) { this.#scan(now); lastScan = now; }
         if (this.#state === 'running') this.#dispatch(now);
         if (!this.#flushing && (now - this.#lastFlush >= this.config.flushIntervalMs || this.#completed.length >= 256)) {
           // A flush that fails (the disk full, the database unwritable) ends the run; the fetches it held are redone next time.
@@ -436,7 +442,12 @@ export class Crawler {
             .finally(() => { this.#flushing = undefined; this.#wake?.(); });
         }
         this.#progress(false);
-        if (this.#state === 'running' && this.#inFlight === 0 && this.#completed.length === 0 && !this.#flushing && this.#idle(now)) break;
+        if (this.#state === 'running' && this.#inFlight === 0 && this.#completed.length === 0 && !this.#flushing && this.#idle(now)) {
+          // Idle by what this process knows: confirm against the records before ending the run.
+          this.#scan(now);
+          lastScan = now;
+          if (this.#idle(now)) break;
+        }
         await this.#sleep(this.#nextWake(now));
       }
       while (this.#inFlight > 0) await this.#sleep(1000);
@@ -469,7 +480,7 @@ export class Crawler {
 
   /** How long the loop may sleep: until the next origin may be asked, the next flush, or a rescan. */
   #nextWake(now: number): number {
-    let at = now + 250;
+    let at = now + SCAN_INTERVAL_MS;
     if (this.#completed.length > 0) at = Math.min(at, this.#lastFlush + this.config.flushIntervalMs);
     if (this.#state === 'running') {
       for (const h of this.#hosts.values()) {

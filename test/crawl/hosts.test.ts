@@ -202,6 +202,10 @@ test('crawl.progress and crawl.done events; per-domain figures for the rollup', 
   assert.ok(errors.errorRate > 0 && errors.errorRate < 1, JSON.stringify(errors));
   const copies = ['tutorial', 'mirror1', 'mirror2'].map((l) => measureDomains(db, `${l}.crawl.test`)[0]!);
   assert.ok(copies.reduce((n, m) => n + m.duplicateRate * m.fetched, 0) >= 10, JSON.stringify(copies));
-  const tutorial = measureDomains(db, 'crawl.test').find((m) => m.host === 'tutorial.crawl.test')!;
-  assert.ok(tutorial.docs >= 10 && tutorial.lastSuccessAt !== null);
+  // Which copy of the tutorial won each page is a race; together they hold one copy.
+  assert.ok(copies.reduce((n, m) => n + m.docs, 0) >= 10, JSON.stringify(copies));
+  assert.ok(copies.every((m) => m.lastSuccessAt !== null));
+  const all2 = measureDomains(db, 'crawl.test');
+  assert.equal(all2.length, web.hosts.length, 'every host is measured under the parent domain');
+  assert.deepEqual(all2.find((m) => m.host === 'robots500.crawl.test'), { host: 'robots500.crawl.test', docs: 0, fetched: 0, lastSuccessAt: null, errorRate: 0, duplicateRate: 0 });
 });
