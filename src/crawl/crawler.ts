@@ -37,7 +37,7 @@ import { CrawlRecords, type FetchUpdate, type HostRow, type NewUrl, type Outcome
 import { robotsRules, robotsTtlMs, type RobotsRules } from './robots.js';
 import { contentHash, simhash, SimhashIndex } from './simhash.js';
 import { readSitemap } from './sitemap.js';
-import { isCalendarUrl, originOf, trapReason } from './url.js';
+import { isCalendarUrl, originOf, resolveLink, trapReason } from './url.js';
 import { newRecordId, WarcWriter, type WarcLocation, type WarcRecordInput } from './warc-writer.js';
 
 export type CrawlState = 'idle' | 'running' | 'paused' | 'stopping';
@@ -667,10 +667,9 @@ export class Crawler {
     const discovered: NewUrl[] = [];
     const done: Completed = { update, row, discovered, origin: h.origin };
     if (row.kind === 'page' && row.fetched_at === null) h.fetched++;
-    if (res.status > 0) {
-      const loc = this.#writeWarc(res, row.etag !== null && res.status === 304);
-      if (loc) { update.warc_file = loc.file; update.warc_offset = loc.offset; update.warc_length = loc.length; }
-    }
+    const loc = this.#writeWarc(res, res.status === 304);
+    // The row points at its last capture with a payload (what recovery and readers re-read), not at a 304 or an error.
+    if (loc && res.status >= 200 && res.status < 300) { update.warc_file = loc.file; update.warc_offset = loc.offset; update.warc_length = loc.length; }
     if (res.status === 0 || res.status === 429 || res.status >= 500) {
       this.#counters.errors++;
       update.outcome = res.refused ? 'refused' : 'error';
@@ -697,7 +696,7 @@ export class Crawler {
       return;
     }
     if (res.status >= 300 && res.status < 400) {
-      const target = res.headers['location'] ? this.#resolve(res.headers['location'], row.url) : undefined;
+      const target = res.headers['location'] ? resolveLink(res.headers['location'], row.url) : undefined;
       update.due_at = now + this.config.revisit.maxSeconds * 1000;
       if (target && row.hops + 1 > this.config.maxRedirects) update.outcome = 'redirect_limit';
       else {
@@ -805,10 +804,6 @@ export class Crawler {
     update.state = 'fetched';
     update.indexed = 0;
     done.doc = doc;
-  }
-
-  #resolve(href: string, base: string): string | undefined {
-    try { return canonicalUrl(new URL(href, base).href); } catch { return undefined; }
   }
 
   /** Appends request, response (or revisit) and metadata records; the response record's location. */

@@ -127,11 +127,6 @@ export class CrawlRecords {
     return rows.map(fromRaw);
   }
 
-  /** Origins with a URL due by `now`. */
-  hostsWithWork(now: number): string[] {
-    return (this.db.prepare(`SELECT DISTINCT host FROM crawl_urls WHERE state IN ('queued', 'done') AND due_at <= ?`).all(now) as { host: string }[]).map((r) => r.host);
-  }
-
   /** Rows whose response is in the WARC but whose document (or its deletion) no commit has acknowledged yet. */
   pendingIndex(): UrlRow[] {
     return (this.db.prepare(`SELECT ${ROW_COLUMNS} FROM crawl_urls WHERE state = 'fetched' ORDER BY id`).safeIntegers(true).all() as Raw[]).map(fromRaw);
