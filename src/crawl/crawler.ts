@@ -52,7 +52,7 @@ const SCAN_INTERVAL_MS = 1000;
 const PRIORITY: Record<UrlSource, number> = { flag: -10, seed: 0, sitemap: 1, redirect: 0, canonical: 0, link: 1 };
 
 export interface CrawlCounters {
-  /** Requests answered (robots.txt and sitemaps included). */
+  /** Requests sent (robots.txt and sitemaps included; not those the SSRF guard refused). */
   requests: number;
   /** Pages fetched with a response. */
   pages: number;
@@ -605,7 +605,7 @@ export class Crawler {
     // RFC 9309 §2.3.1.2: follow at least five redirects.
     for (let hop = 0; hop <= 5; hop++) {
       res = await this.#fetcher.fetch(url);
-      this.#counters.requests++;
+      if (!res.refused) this.#counters.requests++;
       this.#writeWarc(res);
       const loc = res.headers['location'];
       if (res.status >= 300 && res.status < 400 && loc) {
@@ -659,7 +659,7 @@ export class Crawler {
     }
     const wants = row.kind === 'sitemap' ? () => true : (t: string) => t === '' || this.config.contentTypes.includes(t);
     const res = await this.#fetcher.fetch(row.url, { headers, wants });
-    this.#counters.requests++;
+    if (!res.refused) this.#counters.requests++;
     this.#adapt(h, res);
     const now = Date.now();
     const update = this.#baseUpdate(row, now);

@@ -3,7 +3,9 @@
 // what it produced: the index, the WARC files (read back by warcio and by `quarry import`'s reader).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, createReadStream } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import robotsParserModule from 'robots-parser';
@@ -18,6 +20,7 @@ import { BOMB_CLAIMED_BYTES, CRAWL_DELAY_S, startTestWeb, type TestWeb } from '.
 
 const robotsParser = robotsParserModule as unknown as (url: string, body: string) => { isAllowed(url: string, ua: string): boolean | undefined };
 
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const MIN_DELAY_MS = 20;
 const MAX_CALENDAR = 12;
 const MAX_PAGES = 40;
@@ -190,6 +193,12 @@ test('every indexed page is in the web corpus, and the WARC files read back (war
   const urls = new Set<string>();
   for (const f of files) for await (const item of readWarc(f, { maxRecordBytes: 64 << 20 })) if (item.ok) urls.add(item.doc.url!);
   for (const { url } of indexed) assert.ok(urls.has(url), `${url} is not in the WARC`);
+  // And `quarry import` itself, into another data directory: every crawled document comes back.
+  const other = join(dir, 'imported');
+  const imp = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'import', '--data', other, '--json', ...files], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
+  assert.equal(imp.status, 0, imp.stderr);
+  const done = imp.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l)).find((l) => l.event === 'done');
+  assert.ok(done.docs >= indexed.length, `quarry import found ${done.docs} documents, the crawl indexed ${indexed.length}`);
 });
 
 test('crawl.progress and crawl.done events; per-domain figures for the rollup', () => {
