@@ -20,9 +20,9 @@ import { parseArgs } from 'node:util';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { openCorpora, resolveCorporaConfig } from '../src/corpora/index.js';
-import { Crawler, resolveCrawlConfig, warcDirOf } from '../src/crawl/index.js';
+import { Crawler, resolveCrawlConfig } from '../src/crawl/index.js';
 import { EventBus } from '../src/events/bus.js';
-import { stateDbPath } from '../src/kernel/data-dir.js';
+import { crawlWarcDir, stateDbPath } from '../src/kernel/data-dir.js';
 import { openDb } from '../src/store/db.js';
 
 const { values } = parseArgs({ options: {
@@ -48,7 +48,7 @@ try {
   });
   const bus = new EventBus();
   if (process.env['QUARRY_BENCH_TRACE']) bus.subscribe((e) => { if (e.kind === 'crawl.progress') process.stderr.write(`${e.data.ts} pages ${e.data['pages']} inFlight ${e.data['inFlight']} queued ${e.data['queued']}\n`); });
-  const crawler = new Crawler({ stateDb: stateDbPath(dir), warcDir: warcDirOf(dir), config, corpora, bus, resolve: (n) => map.get(n)?.address });
+  const crawler = new Crawler({ stateDb: stateDbPath(dir), warcDir: crawlWarcDir(dir), config, corpora, bus, resolve: (n) => map.get(n)?.address });
   crawler.addSeeds([...map.values()].map((h) => `http://${h.name}:${h.port}/p/0.html`));
   const lag = monitorEventLoopDelay({ resolution: 10 });
   lag.enable();

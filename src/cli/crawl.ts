@@ -5,10 +5,10 @@
  * fetching, records what was fetched, commits the index and exits 130.
  */
 import { readFileSync } from 'node:fs';
-import { Crawler, resolveCrawlConfig, warcDirOf } from '../crawl/index.js';
+import { Crawler, resolveCrawlConfig } from '../crawl/index.js';
 import { openCorpora } from '../corpora/corpora.js';
 import { EventBus } from '../events/bus.js';
-import { stateDbPath } from '../kernel/data-dir.js';
+import { crawlWarcDir, stateDbPath } from '../kernel/data-dir.js';
 import { COMMON_OPTIONS, EXIT_INTERRUPTED, EXIT_OK, intOption, parseCommandArgs, printJsonLine, resolveDataDir, runCommand, UsageError } from './command.js';
 import { loadCliCorporaConfig } from './corpus-access.js';
 import { ProgressBar } from './progress.js';
@@ -67,7 +67,7 @@ export async function run(args: string[]): Promise<number> {
     const dataDir = resolveDataDir(values.data);
     const bus = new EventBus();
     const corpora = await openCorpora({ dataDir, bus, resolved: loadCliCorporaConfig(configFile, dataDir) });
-    const crawler = new Crawler({ stateDb: stateDbPath(dataDir), warcDir: warcDirOf(dataDir), config, corpora, bus });
+    const crawler = new Crawler({ stateDb: stateDbPath(dataDir), warcDir: crawlWarcDir(dataDir), config, corpora, bus });
     const bar = new ProgressBar('crawling', { enabled: !json });
     bus.subscribe((e) => {
       if (e.kind !== 'crawl.progress') return;

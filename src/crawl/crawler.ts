@@ -21,7 +21,6 @@
  * re-indexed from its WARC record, never refetched.
  */
 import { closeSync, openSync, readSync } from 'node:fs';
-import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { canonicalUrl } from '../corpora/cid.js';
 import type { Corpora } from '../corpora/corpora.js';
@@ -919,9 +918,4 @@ export function readRecordAt(file: string, offset: number, length: number): Read
   } finally {
     if (fd !== undefined) closeSync(fd);
   }
-}
-
-/** Where a data directory keeps its crawl's WARC files. */
-export function warcDirOf(dataDir: string): string {
-  return join(dataDir, 'crawl', 'warc');
 }

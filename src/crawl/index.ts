@@ -2,7 +2,7 @@
  * The crawler: a polite, resumable crawl of the open web into WARC files and the `web` corpus, and the
  * per-domain figures its records measure. Everything else in this folder is reached through here.
  */
-export { Crawler, readRecordAt, retryAfterMs, warcDirOf } from './crawler.js';
+export { Crawler, readRecordAt, retryAfterMs } from './crawler.js';
 export type { CrawlCounters, CrawlerOptions, CrawlReport, CrawlState, CrawlStatus, RecordedFetch } from './crawler.js';
 export { DEFAULT_CRAWL_CONFIG, hostAllowed, resolveCrawlConfig } from './config.js';
 export type { CrawlConfig, CrawlConfigInput } from './config.js';

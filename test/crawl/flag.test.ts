@@ -7,8 +7,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openCorpora, resolveCorporaConfig } from '../../src/corpora/index.js';
-import { Crawler, resolveCrawlConfig, warcDirOf, type RecordedFetch } from '../../src/crawl/index.js';
-import { stateDbPath } from '../../src/kernel/data-dir.js';
+import { Crawler, resolveCrawlConfig, type RecordedFetch } from '../../src/crawl/index.js';
+import { crawlWarcDir, stateDbPath } from '../../src/kernel/data-dir.js';
 
 test('a flagged URL is fetched before queued ones and reported once recorded', async () => {
   const log: string[] = [];
@@ -25,7 +25,7 @@ test('a flagged URL is fetched before queued ones and reported once recorded', a
   const corpora = await openCorpora({ dataDir: dir, resolved: resolveCorporaConfig({ own: { docs: null, site: null, library: null } }, dir) });
   const recorded: RecordedFetch[] = [];
   const crawler = new Crawler({
-    stateDb: stateDbPath(dir), warcDir: warcDirOf(dir), corpora, resolve: () => '127.0.0.62', onRecorded: (r) => recorded.push(r),
+    stateDb: stateDbPath(dir), warcDir: crawlWarcDir(dir), corpora, resolve: () => '127.0.0.62', onRecorded: (r) => recorded.push(r),
     config: resolveCrawlConfig({ allowPrivateNetworks: true, minDelayMs: 0 }),
   });
   try {

@@ -12,9 +12,9 @@ import robotsParserModule from 'robots-parser';
 import { WARCParser } from 'warcio';
 import { openCorpora, resolveCorporaConfig, type Corpora } from '../../src/corpora/index.js';
 import { readWarc } from '../../src/corpora/warc.js';
-import { Crawler, measureDomains, resolveCrawlConfig, warcDirOf, type CrawlReport } from '../../src/crawl/index.js';
+import { Crawler, measureDomains, resolveCrawlConfig, type CrawlReport } from '../../src/crawl/index.js';
 import { EventBus, type BusEvent } from '../../src/events/bus.js';
-import { stateDbPath } from '../../src/kernel/data-dir.js';
+import { crawlWarcDir, stateDbPath } from '../../src/kernel/data-dir.js';
 import { openDb, type Db } from '../../src/store/db.js';
 import { BOMB_CLAIMED_BYTES, CRAWL_DELAY_S, startTestWeb, type TestWeb } from './support.js';
 
@@ -44,7 +44,7 @@ before(async () => {
     timeoutMs: 5000, stallTimeoutMs: 800, maxCalendarPagesPerHost: MAX_CALENDAR, maxRetryAfterMs: 3000, maxBodyBytes: 4 * 1024 * 1024,
     revisit: { initialSeconds: 3600, minSeconds: 60, maxSeconds: 86400 },
   });
-  const crawler = new Crawler({ stateDb: stateDbPath(dir), warcDir: warcDirOf(dir), config, corpora, bus, resolve: (n) => web.resolve(n), progressIntervalMs: 200 });
+  const crawler = new Crawler({ stateDb: stateDbPath(dir), warcDir: crawlWarcDir(dir), config, corpora, bus, resolve: (n) => web.resolve(n), progressIntervalMs: 200 });
   // A page only the `*` group of library's robots.txt disallows: ours does not, so it is fetched.
   const seeds = crawler.addSeeds([...web.seeds, `${web.byLabel('library').origin}/library/operator.html`]);
   assert.equal(seeds.refused.length, 0, JSON.stringify(seeds.refused));
@@ -177,7 +177,7 @@ test('every indexed page is in the web corpus, and the WARC files read back (war
   const indexed = db.prepare(`SELECT url FROM crawl_urls WHERE indexed = 1`).all() as { url: string }[];
   assert.equal((db.prepare(`SELECT COUNT(*) AS n FROM crawl_urls WHERE state = 'fetched'`).get() as { n: number }).n, 0, 'nothing left unacknowledged');
   assert.equal(corpora.index('web').stats().docs, indexed.length);
-  const files = readdirSync(warcDirOf(dir)).map((f) => join(warcDirOf(dir), f));
+  const files = readdirSync(crawlWarcDir(dir)).map((f) => join(crawlWarcDir(dir), f));
   const types = new Map<string, number>();
   for (const f of files) {
     const parser = new WARCParser(createReadStream(f));

@@ -9,8 +9,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openCorpora, resolveCorporaConfig } from '../../src/corpora/index.js';
-import { Crawler, resolveCrawlConfig, warcDirOf } from '../../src/crawl/index.js';
-import { stateDbPath } from '../../src/kernel/data-dir.js';
+import { Crawler, resolveCrawlConfig } from '../../src/crawl/index.js';
+import { crawlWarcDir, stateDbPath } from '../../src/kernel/data-dir.js';
 
 test('conditional revisits with an interval that adapts to change', async () => {
   const log: { path: string; headers: IncomingHttpHeaders; status: number }[] = [];
@@ -42,7 +42,7 @@ test('conditional revisits with an interval that adapts to change', async () => 
   const dir = mkdtempSync(join(tmpdir(), 'quarry-revisit-'));
   const corpora = await openCorpora({ dataDir: dir, resolved: resolveCorporaConfig({ own: { docs: null, site: null, library: null } }, dir) });
   const crawler = new Crawler({
-    stateDb: stateDbPath(dir), warcDir: warcDirOf(dir), corpora, resolve: () => '127.0.0.61',
+    stateDb: stateDbPath(dir), warcDir: crawlWarcDir(dir), corpora, resolve: () => '127.0.0.61',
     config: resolveCrawlConfig({ allowPrivateNetworks: true, minDelayMs: 0, revisit: { initialSeconds: 3600, minSeconds: 600, maxSeconds: 86400 } }),
   });
   const db = crawler.records.db;

@@ -8,8 +8,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openCorpora, resolveCorporaConfig } from '../../src/corpora/index.js';
-import { Crawler, isPrivateAddress, resolveCrawlConfig, warcDirOf } from '../../src/crawl/index.js';
-import { stateDbPath } from '../../src/kernel/data-dir.js';
+import { Crawler, isPrivateAddress, resolveCrawlConfig } from '../../src/crawl/index.js';
+import { crawlWarcDir, stateDbPath } from '../../src/kernel/data-dir.js';
 
 test('private, loopback, link-local and mapped addresses are recognised; public ones pass', () => {
   for (const a of ['127.0.0.1', '127.9.9.9', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '0.0.0.0', '100.64.0.1', '::1', '::', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1', '::ffff:10.0.0.1']) {
@@ -26,7 +26,7 @@ test('without allowPrivateNetworks nothing on loopback is fetched, and hostile f
   const dir = mkdtempSync(join(tmpdir(), 'quarry-ssrf-'));
   const corpora = await openCorpora({ dataDir: dir, resolved: resolveCorporaConfig({ own: { docs: null, site: null, library: null } }, dir) });
   const crawler = new Crawler({
-    stateDb: stateDbPath(dir), warcDir: warcDirOf(dir), corpora, config: resolveCrawlConfig({ minDelayMs: 0 }),
+    stateDb: stateDbPath(dir), warcDir: crawlWarcDir(dir), corpora, config: resolveCrawlConfig({ minDelayMs: 0 }),
     resolve: (name) => (name === 'innocent.example' ? '127.0.0.60' : undefined),
   });
   try {
