@@ -9,7 +9,8 @@
  * response time; 0 by default here, so a loaded machine's slow answers do not slow the crawl further),
  * so the politeness ceiling is hosts × 1000 / delay pages/s.
  * Prints pages/s and the crawler process's CPU time per page (user + system; the servers' CPU is not
- * counted). The aim (issue 12): ≥ 200 pages/s with 50 hosts on the 2-core machine.
+ * counted), and the cost of `measureDomains` over the resulting records. The aim (issue 12): ≥ 200
+ * pages/s with 50 hosts on the 2-core machine.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -20,7 +21,7 @@ import { parseArgs } from 'node:util';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { openCorpora, resolveCorporaConfig } from '../src/corpora/index.js';
-import { Crawler, resolveCrawlConfig } from '../src/crawl/index.js';
+import { Crawler, measureDomains, resolveCrawlConfig } from '../src/crawl/index.js';
 import { EventBus } from '../src/events/bus.js';
 import { crawlWarcDir, stateDbPath } from '../src/kernel/data-dir.js';
 import { openDb } from '../src/store/db.js';
@@ -61,13 +62,17 @@ try {
   await crawler.close();
   const docs = corpora.index('web').stats().docs;
   const stateDb = openDb(stateDbPath(dir));
+  const m0 = performance.now();
+  const measured = measureDomains(stateDb);
+  const measureMs = performance.now() - m0;
   const outcomes = Object.fromEntries((stateDb.prepare(`SELECT outcome, COUNT(*) AS n FROM crawl_urls WHERE outcome IS NOT NULL GROUP BY outcome`).all() as { outcome: string; n: number }[]).map((r) => [r.outcome, r.n]));
   stateDb.close();
   await corpora.close();
   const cpuMsPerPage = (cpu.user + cpu.system) / 1000 / report.pages;
   console.log(JSON.stringify({
     hosts, pagesPerHost: pages, delayMs: Number(values.delay), delayFactor: Number(values.factor), concurrency: Number(values.concurrency),
-    pages: report.pages, requests: report.requests, indexed: docs, outcomes, seconds: +seconds.toFixed(2),
+    pages: report.pages, requests: report.requests, indexed: docs, outcomes,
+    measureDomains: { hosts: measured.length, ms: +measureMs.toFixed(1) }, seconds: +seconds.toFixed(2),
     pagesPerSecond: +(report.pages / seconds).toFixed(1), cpuMsPerPage: +cpuMsPerPage.toFixed(2),
     eventLoopDelayP99Ms: +(lag.percentile(99) / 1e6).toFixed(1), eventLoopDelayMaxMs: +(lag.max / 1e6).toFixed(1),
     politenessCeiling: hosts * 1000 / Number(values.delay), cores: cpus().length, loadavg: loadavg().map((x) => +x.toFixed(2)),
