@@ -51,7 +51,7 @@ before(async () => {
   report = await crawler.start();
   if (process.env['QUARRY_CRAWL_TRACE']) for (const h of web.hosts) console.log(h.label, h.log.length, h.log.at(-1)!.at - h.log[0]!.at, 'ms');
   await crawler.close();
-});
+}, { timeout: 300_000 });
 
 after(async () => {
   await web?.close();
