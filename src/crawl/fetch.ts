@@ -79,6 +79,9 @@ export interface FetchOptions {
   wants?: (mediaType: string) => boolean;
 }
 
+/** A checked address is used this long before the name is resolved (and checked) again, ms. */
+const ADDRESS_TTL_MS = 60_000;
+
 /** Received bytes decoded before the decompression ratio is judged: small pages may compress very well. */
 const RATIO_GRACE_BYTES = 64 * 1024;
 
@@ -86,8 +89,8 @@ export class Fetcher {
   readonly #config: CrawlConfig;
   readonly #hook: ResolveHook | undefined;
   readonly #agent: Agent;
-  /** Host name → the checked address its connections go to. */
-  readonly #pinned = new Map<string, string>();
+  /** Host name → the checked address its connections go to, and when it was resolved. */
+  readonly #pinned = new Map<string, { address: string; at: number }>();
 
   constructor(config: CrawlConfig, hook?: ResolveHook) {
     this.#config = config;
@@ -100,7 +103,7 @@ export class Fetcher {
         timeout: config.stallTimeoutMs,
         // net.connect asks for one address or, with autoSelectFamily, for all of them.
         lookup: (hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
-          const address = this.#pinned.get(hostname);
+          const address = this.#pinned.get(hostname)?.address;
           if (address === undefined) { callback(new Error(`no checked address for ${hostname}`)); return; }
           const family = isIP(address);
           if (options?.all) callback(null, [{ address, family }]);
@@ -113,6 +116,8 @@ export class Fetcher {
   /** The checked address for `hostname`; throws with `refused` set when the SSRF guard refuses it. */
   async #resolve(hostname: string): Promise<string> {
     const bare = hostname.replace(/^\[|\]$/g, '');
+    const known = this.#pinned.get(bare);
+    if (known && Date.now() - known.at < ADDRESS_TTL_MS) return known.address;
     let address: string | undefined = isIP(bare) ? bare : this.#config.resolve[bare] ?? (await this.#hook?.(bare));
     if (address === undefined) {
       const all = await dnsLookup(bare, { all: true, verbatim: true });
@@ -125,7 +130,7 @@ export class Fetcher {
     if (!this.#config.allowPrivateNetworks && isPrivateAddress(address)) {
       throw Object.assign(new Error(`${bare} is ${address}, a private, loopback or link-local address`), { refused: true });
     }
-    this.#pinned.set(bare, address);
+    this.#pinned.set(bare, { address, at: Date.now() });
     return address;
   }
 
