@@ -9,7 +9,7 @@
  * response time; 0 by default here, so a loaded machine's slow answers do not slow the crawl further),
  * so the politeness ceiling is hosts × 1000 / delay pages/s.
  * Prints pages/s and the crawler process's CPU time per page (user + system; the servers' CPU is not
- * counted), and the cost of `measureDomains` over the resulting records. The aim (issue 12): ≥ 200
+ * counted), and the cost of `measureDomains` over the resulting records. The aim: ≥ 200
  * pages/s with 50 hosts on the 2-core machine.
  */
 import { spawn } from 'node:child_process';
