@@ -779,6 +779,7 @@ export class Crawler {
     const hash = contentHash(doc.text);
     const changed = row.content_hash !== null && row.content_hash !== hash;
     update.changes = row.changes + (changed ? 1 : 0);
+    if (changed && this.#hashes.get(row.content_hash!) === row.id) this.#hashes.delete(row.content_hash!);
     update.revisit_s = this.#revisit(row, changed);
     update.due_at = now + update.revisit_s * 1000;
     update.content_hash = hash;
