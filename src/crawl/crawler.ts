@@ -815,7 +815,7 @@ export class Crawler {
     const block = Buffer.concat([Buffer.from(res.responseHead + '\r\n', 'latin1'), revisit ? Buffer.alloc(0) : res.raw]);
     const response: WarcRecordInput = revisit
       ? { type: 'revisit', id: responseId, targetUri: res.url, date, contentType: 'application/http;msgtype=response', block,
-        headers: { ...common, 'WARC-Profile': 'http://netpreserve.org/warc/1.1/revisit/server-not-modified' } }
+        headers: { ...common, 'WARC-Profile': 'http://netpreserve.org/warc/1.1/revisit/server-not-modified', 'WARC-Refers-To-Target-URI': res.url } }
       : { type: 'response', id: responseId, targetUri: res.url, date, contentType: 'application/http;msgtype=response', block, payload: res.raw,
         headers: { ...common, ...(res.truncated ? { 'WARC-Truncated': res.truncated } : {}) } };
     const request: WarcRecordInput = {
