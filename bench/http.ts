@@ -18,7 +18,11 @@
  *      carrying 1,000 extra files, 16 MiB), search load at 32 connections for S seconds on a quiet
  *      control plane, then S seconds while the control plane rebuilds and promotes three targets (a real
  *      input change each round) and every second reconciles all 41 targets (`POST /api/reconcile`) and
- *      observes all 41 (`GET /api/deploy_status`). Aim: p99 during the activity ≤ 1.5× the quiet p99.
+ *      observes all 41 (`GET /api/deploy_status`). Aim: p99 during the activity ≤ 1.5× the quiet p99;
+ *   8. the binary RPC phase (`--rpc S`, 0 skips it): at 1 and 32 connections, the same query mix as
+ *      `GET /api/search` (JSON) and as binary `Call`s to `POST /api/rpc` (`quarry.v1.SearchService/Search`,
+ *      `application/proto`), in the order REST, RPC, RPC, REST on the same server. Aim: the RPC at least
+ *      as fast.
  *
  * Queries: the collection's own queries in plain OR form (bench/dataset.ts `plainQuery`, the rule the
  * engine benchmark uses), URL-encoded. A bare JSONL corpus gets 1,000 seeded 1–3-word queries.
@@ -35,7 +39,10 @@ import { readJsonl } from '../src/corpora/jsonl.js';
 import { defaultCollectionPath, loadCollection, plainQuery, REPO_ROOT } from './dataset.js';
 import { percentile, fmt } from './measure.js';
 import { seededQueries } from './queries.js';
-import { parseWrkOutput, rotationScript, type WrkResult } from './wrk.js';
+import { parseWrkOutput, postRotationScript, rotationScript, type WrkResult } from './wrk.js';
+import { create, toBinary } from '@bufbuild/protobuf';
+import { CallSchema } from '../src/rpc/gen/quarry/v1/call_pb.js';
+import { Scope, SearchRequestSchema } from '../src/rpc/gen/quarry/v1/search_pb.js';
 
 /** The issue's aim at this connection count. */
 const AIM = { connections: 32, minRatio: 0.6, maxP99Ms: 25 };
@@ -77,10 +84,12 @@ interface Options {
   record: boolean;
   /** Seconds of each half of the control-plane phase; 0 skips it. */
   controlS: number;
+  /** Seconds of each run of the RPC-versus-REST phase; 0 skips it. */
+  rpcS: number;
 }
 
 function options(): Options {
-  const valued = new Set(['duration', 'connections', 'threads', 'inproc', 'warmup', 'floor', 'control']);
+  const valued = new Set(['duration', 'connections', 'threads', 'inproc', 'warmup', 'floor', 'control', 'rpc']);
   const argv = process.argv.slice(2);
   const positional = argv.filter((a, i) => !a.startsWith('--') && !(i > 0 && valued.has(argv[i - 1]!.slice(2))));
   const path = positional[0] ?? defaultCollectionPath('scifact');
@@ -95,6 +104,7 @@ function options(): Options {
     threads: Number(arg('threads') ?? 1),
     record: process.argv.includes('--record'),
     controlS: Number(arg('control') ?? 15),
+    rpcS: Number(arg('rpc') ?? 10),
   };
 }
 
@@ -332,6 +342,54 @@ async function controlPhase(server: Server, cap: string, repo: string, script: s
   return { quiet, active, ...counts, setupSeconds };
 }
 
+/** Connection counts of the RPC phase. */
+const RPC_CONNECTIONS = [1, 32];
+
+interface RpcRow { connections: number; rest: WrkResult; rpc: WrkResult }
+
+/**
+ * Step 8: the same searches as JSON over REST and as binary Calls over POST /api/rpc, alternating at
+ * each connection count so both see the same machine load.
+ */
+async function rpcPhase(server: Server, restScript: string, rpcScript: string, o: Options): Promise<RpcRow[]> {
+  const rows: RpcRow[] = [];
+  const cheap = `/api/search?scope=web&q=${FLOOR_QUERY}`;
+  const run = (script: string, c: number) => wrk(server.url, script, c, o.threads, Math.max(1, Math.round(o.rpcS / 2)));
+  for (const c of RPC_CONNECTIONS) {
+    // REST, RPC, RPC, REST: a load change on the shared machine during the pair hits both sides alike.
+    const runs: WrkResult[] = [];
+    for (const script of [restScript, rpcScript, rpcScript, restScript]) {
+      await settle(server, cheap);
+      runs.push(run(script, c));
+    }
+    const rest = combine(runs[0]!, runs[3]!);
+    const rpc = combine(runs[1]!, runs[2]!);
+    rows.push({ connections: c, rest, rpc });
+    log(`${c} connections: REST ${fmt(rest.requestsPerSecond, 0)} requests/s (p99 ${fmt(rest.latencyMs.p99)} ms), `
+      + `RPC ${fmt(rpc.requestsPerSecond, 0)} requests/s (p99 ${fmt(rpc.latencyMs.p99)} ms), non-2xx ${rest.non2xx}/${rpc.non2xx}`);
+  }
+  return rows;
+}
+
+/** Two runs as one: requests over their summed duration; latency percentiles the mean of the two. */
+function combine(a: WrkResult, b: WrkResult): WrkResult {
+  const mean = (x: number, y: number) => (x + y) / 2;
+  const requests = a.requests + b.requests;
+  const durationSeconds = a.durationSeconds + b.durationSeconds;
+  return {
+    ...a, requests, durationSeconds, requestsPerSecond: requests / durationSeconds, non2xx: a.non2xx + b.non2xx,
+    latencyMs: { p50: mean(a.latencyMs.p50, b.latencyMs.p50), p75: mean(a.latencyMs.p75, b.latencyMs.p75), p90: mean(a.latencyMs.p90, b.latencyMs.p90), p99: mean(a.latencyMs.p99, b.latencyMs.p99), max: Math.max(a.latencyMs.max, b.latencyMs.max) },
+  };
+}
+
+/** The query mix as binary `quarry.v1.Call`s of SearchService/Search in the web corpus. */
+function rpcBodies(queries: readonly string[]): Uint8Array[] {
+  return queries.map((q) => toBinary(CallSchema, create(CallSchema, {
+    procedure: 'quarry.v1.SearchService/Search',
+    message: toBinary(SearchRequestSchema, create(SearchRequestSchema, { q, scope: Scope.WEB })),
+  })));
+}
+
 function wrk(url: string, script: string, connections: number, threads: number, seconds: number): WrkResult {
   const t = Math.max(1, Math.min(threads, connections));
   const r = spawnSync('wrk', [`-t${t}`, `-c${connections}`, `-d${seconds}s`, '--latency', '--timeout', '10s', '-s', script, url], {
@@ -347,7 +405,7 @@ function machine(): string {
   return `node ${process.version}, ${cpus()[0]?.model ?? '?'} × ${cpus().length}, ${Math.round(totalmem() / 2 ** 30)} GiB, ${wrkVersion}`;
 }
 
-function section(o: Options, name: string, docs: number, queries: number, inproc: InProcess, rows: WrkResult[], load: { before: number; after: number }, floor: WrkResult | undefined, control: ControlPhase | undefined): string {
+function section(o: Options, name: string, docs: number, queries: number, inproc: InProcess, rows: WrkResult[], load: { before: number; after: number }, floor: WrkResult | undefined, control: ControlPhase | undefined, rpc: RpcRow[]): string {
   const aimRow = rows.find((r) => r.connections === AIM.connections);
   const lines = [
     SECTION_START,
@@ -395,6 +453,16 @@ function section(o: Options, name: string, docs: number, queries: number, inproc
       + `(\`GET /api/deploy_status\`): p99 ${fmt(control.active.latencyMs.p99)} ms, ${fmt(control.active.requestsPerSecond, 0)} requests/s, `
       + `non-2xx ${control.active.non2xx}. Ratio **${fmt(ratio, 2)}×**; aim ≤ ${CONTROL_AIM}×: **${ratio <= CONTROL_AIM ? 'met' : 'not met'}**. `
       + `The builds run in child processes and compete with the server for the two cores; the checks of the live releases run on the server's event loop, asynchronously and from a per-file cache.`, '');
+  }
+  if (rpc.length > 0) {
+    lines.push(`The binary RPC against REST (same server, same query mix, ${o.rpcS} s each in two halves run REST, RPC, RPC, REST at each count): `
+      + '`GET /api/search?scope=web&q=…` answering JSON, and `POST /api/rpc` with a binary `quarry.v1.Call` of `SearchService/Search` answering `application/proto`.', '',
+    '| connections | REST requests/s | REST p99 ms | RPC requests/s | RPC p99 ms | RPC / REST | non-2xx |',
+    '|---:|---:|---:|---:|---:|---:|---:|',
+    ...rpc.map((r) => `| ${r.connections} | ${fmt(r.rest.requestsPerSecond, 0)} | ${fmt(r.rest.latencyMs.p99)} | ${fmt(r.rpc.requestsPerSecond, 0)} | ${fmt(r.rpc.latencyMs.p99)} | ${fmt(r.rpc.requestsPerSecond / r.rest.requestsPerSecond, 2)}× | ${r.rest.non2xx + r.rpc.non2xx} |`),
+    '');
+    const met = rpc.every((r) => r.rpc.requestsPerSecond >= r.rest.requestsPerSecond);
+    lines.push(`Aim: the RPC at least as fast as REST at every count: **${met ? 'met' : 'not met'}** (on a shared machine a difference of a few percent is noise).`, '');
   }
   lines.push(SECTION_END);
   return lines.join('\n');
@@ -464,15 +532,21 @@ async function main(): Promise<void> {
       rows.push(r);
       log(`${c} connections: ${fmt(r.requestsPerSecond, 0)} requests/s, p50 ${fmt(r.latencyMs.p50)} ms, p99 ${fmt(r.latencyMs.p99)} ms, non-2xx ${r.non2xx}`);
     }
+    let rpc: RpcRow[] = [];
+    if (o.rpcS > 0) {
+      const rpcScript = join(dataDir, 'rpc.lua');
+      writeFileSync(rpcScript, postRotationScript('/api/rpc', 'application/proto', rpcBodies(queries)));
+      rpc = await rpcPhase(server, script, rpcScript, o);
+    }
     const control = repo ? await controlPhase(server, cap, repo, script, o) : undefined;
     const code = await server.stop();
     server = undefined;
     if (code !== 0) log(`warning: the server exited with ${code} on SIGTERM`);
 
-    const text = section(o, collection.name, imported.docs, queries.length, inproc, rows, { before: loadBefore, after: loadavg()[0]! }, floor, control);
+    const text = section(o, collection.name, imported.docs, queries.length, inproc, rows, { before: loadBefore, after: loadavg()[0]! }, floor, control, rpc);
     console.log(text);
     if (o.record) log(`recorded in ${record(text)}`);
-    const bad = rows.filter((r) => r.non2xx > 0);
+    const bad = [...rows, ...rpc.flatMap((r) => [r.rest, r.rpc])].filter((r) => r.non2xx > 0);
     if (bad.length > 0) {
       log(`non-2xx responses at ${bad.map((r) => `${r.connections} connections (${r.non2xx})`).join(', ')}: must be 0`);
       process.exitCode = 1;

@@ -2,8 +2,9 @@
  * The composition root: the one place that builds every part of Quarry and wires them into one running
  * service over one data directory. Start, in order: state database → event bus → TLS material → auth
  * (policy + route group) → search routes → event routes → control plane (recovers interrupted operations,
- * reconciles targets) → OpenAPI document from every group → HTTPS server listening → corpora opened and
- * the own corpus indexed in the background (until then search answers 503 `unavailable` + Retry-After).
+ * reconciles targets) → binary RPC over the same services → OpenAPI document from every group → HTTPS
+ * server listening → corpora opened and the own corpus indexed in the background (until then search
+ * answers 503 `unavailable` + Retry-After).
  *
  * `close()` (idempotent) undoes it: announce `shutdown` on the bus, drain the server (in-flight requests
  * finish, long-lived streams end), then close the newest part first — corpora (a running indexing is
@@ -28,6 +29,8 @@ import { authRoutes } from './rest/auth.js';
 import { eventRoutes } from './rest/events.js';
 import { buildOpenApi, openApiRoutes } from './rest/openapi.js';
 import { searchRoutes } from './rest/search.js';
+import { loadContract } from './rpc/contract.js';
+import { rpcRoutes } from './rpc/routes.js';
 import { SearchService, type SearcherSource } from './search/service.js';
 import { QuarryServer, consoleLogger, type Logger } from './http/server.js';
 import { ensureTls, loadTls, type TlsMaterial } from './http/tls.js';
@@ -122,7 +125,8 @@ async function startServiceWith(options: ServiceOptions, closers: (() => Promise
       return corpora.searcher(scope);
     },
   };
-  groups.push(searchRoutes(new SearchService(search)));
+  const searchService = new SearchService(search);
+  groups.push(searchRoutes(searchService));
   groups.push(eventRoutes(new EventsService(bus)));
 
   // Control plane: recovers interrupted operations and reconciles targets before it serves requests.
@@ -130,6 +134,7 @@ async function startServiceWith(options: ServiceOptions, closers: (() => Promise
   closers.push(() => control.close());
   await control.start();
   groups.push(controlRoutes(control.service));
+  groups.push(rpcRoutes(loadContract(), { search: searchService, control: control.service, auth: auth.service }));
 
   let openapi: Record<string, unknown> = {};
   groups.push(openApiRoutes(() => openapi));
