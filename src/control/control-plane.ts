@@ -137,6 +137,7 @@ export class ControlPlane {
     });
     this.ops = new OperationRunner({
       db: o.db, store: this.store, now: this.#now, opLogMaxChars: o.opLogMaxChars ?? 64 * 1024,
+      onUnlocked: (target) => this.observer.markDirty(target),
       onSettled: async (target) => { await this.observer.refresh(target); },
     });
     this.#promoter = new Promoter({
@@ -492,7 +493,7 @@ export class ControlPlane {
    */
   async #syncTarget(target: string): Promise<SyncResult> {
     if (this.#state !== 'started' || !this.allowlist.current().set.has(target)) return 'done';
-    const st = await this.observer.refresh(target).catch(() => undefined);
+    const st = await this.observer.consistent(target).catch(() => undefined);
     if (!st || st.verdict === 'in_sync' || st.lock || st.desired === null) return 'done';
     if (st.verdict === 'degraded' && st.reasons.every((r) => r === 'health_check_failing')) return 'done';
     const opId = this.store.newOpId();

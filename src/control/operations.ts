@@ -44,7 +44,9 @@ export interface OperationRunnerOptions {
   now: () => Date;
   /** Characters of output kept in an operation's `log`. */
   opLogMaxChars: number;
-  /** Called after a target's operation ended and its lock was released (the observer refreshes it). */
+  /** Called synchronously whenever a target's lock is released (its cached verdict shows the lock). */
+  onUnlocked(target: string): void;
+  /** Called after a target's operation ended and was audited (the observer refreshes it fully). */
   onSettled(target: string): Promise<void>;
 }
 
@@ -62,7 +64,7 @@ export class OperationRunner {
   async underLock<T>(target: string, fn: (opId: string) => Promise<T> | T): Promise<T> {
     const opId = this.#o.store.newOpId();
     if (!this.#o.store.tryLock(target, opId)) throw this.conflict(target);
-    try { return await fn(opId); } catch (err) { this.#o.store.unlock(target, opId); throw err; }
+    try { return await fn(opId); } catch (err) { this.#unlock(target, opId); throw err; }
   }
 
   conflict(target: string): ConflictError {
@@ -98,7 +100,7 @@ export class OperationRunner {
         error = { code: err instanceof OpFailure ? err.code : QuarryError.is(err) ? err.code : 'internal', message: (err as Error).message };
         store.updateOp(opId, { state: 'failed', error });
       } finally {
-        if (lockedTarget) store.unlock(lockedTarget, opId);
+        if (lockedTarget) this.#unlock(lockedTarget, opId);
       }
       const final = store.getOp(opId)!;
       appendAudit(this.#o.db, {
@@ -112,6 +114,11 @@ export class OperationRunner {
     this.#running.set(opId, p);
     void p.finally(() => this.#running.delete(opId));
     return { v: 1, op_id: opId, target: op.target, kind: op.kind, state: 'queued' };
+  }
+
+  #unlock(target: string, opId: string): void {
+    this.#o.store.unlock(target, opId);
+    this.#o.onUnlocked(target);
   }
 
   /** The operation as `GET /api/ops/{op_id}` shows it; undefined when there is none. */
