@@ -12,13 +12,20 @@
  * directory with node-tar's own guards still on.
  */
 import { createHash } from 'node:crypto';
-import { chmodSync, createReadStream, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
+import { createReadStream, mkdirSync } from 'node:fs';
+import { chmod, lstat, readdir, readlink } from 'node:fs/promises';
 import { join, posix } from 'node:path';
 import * as tar from 'tar';
 import { BadRequestError } from '../kernel/errors.js';
 
 export type Digest = `sha256:${string}`;
 export const DIGEST = /^sha256:[0-9a-f]{64}$/;
+
+/**
+ * node-tar reads an archive in chunks of this size and parses each chunk in one go; its default (16 MiB)
+ * would hold the event loop for the whole archive. 1 MiB keeps each step short.
+ */
+const READ_CHUNK_BYTES = 1024 * 1024;
 
 export function isDigest(s: unknown): s is Digest { return typeof s === 'string' && DIGEST.test(s); }
 
@@ -31,27 +38,31 @@ export async function digestFile(file: string): Promise<Digest> {
   return `sha256:${h.digest('hex')}`;
 }
 
-/** Paths under `root`, relative with `/`, directories before their contents, in byte order. */
-function listTree(root: string, rel = ''): string[] {
+/**
+ * Paths under `root`, relative with `/`, directories before their contents, in byte order. Asynchronous
+ * (as is everything here that walks a tree): a release may hold thousands of files, and the control plane
+ * shares its event loop with search.
+ */
+async function listTree(root: string, rel = ''): Promise<string[]> {
   const out: string[] = [];
-  const names = readdirSync(join(root, rel)).sort((a, b) => (Buffer.compare(Buffer.from(a), Buffer.from(b))));
+  const names = (await readdir(join(root, rel))).sort((a, b) => (Buffer.compare(Buffer.from(a), Buffer.from(b))));
   for (const name of names) {
     const p = rel === '' ? name : `${rel}/${name}`;
-    const st = lstatSync(join(root, p));
+    const st = await lstat(join(root, p));
     out.push(p);
-    if (st.isDirectory()) out.push(...listTree(root, p));
+    if (st.isDirectory()) out.push(...await listTree(root, p));
   }
   return out;
 }
 
 /** Packs the contents of `dir` into `file` reproducibly (see the module comment). */
 export async function packArtifact(dir: string, file: string): Promise<void> {
-  const entries = listTree(dir);
+  const entries = await listTree(dir);
   for (const p of entries) {
-    const st = lstatSync(join(dir, p));
+    const st = await lstat(join(dir, p));
     if (st.isSymbolicLink()) continue;
-    if (st.isDirectory()) chmodSync(join(dir, p), 0o755);
-    else if (st.isFile()) chmodSync(join(dir, p), st.mode & 0o111 ? 0o755 : 0o644);
+    if (st.isDirectory()) await chmod(join(dir, p), 0o755);
+    else if (st.isFile()) await chmod(join(dir, p), st.mode & 0o111 ? 0o755 : 0o644);
     else throw new BadRequestError(`Build output ${p} is neither a file, a directory nor a symlink.`);
   }
   if (entries.length === 0) throw new BadRequestError('The build produced no output.');
@@ -92,7 +103,7 @@ export async function inspectArtifact(file: string, limits: ArtifactLimits = DEF
   const fail = (msg: string): void => { problem ??= msg; };
   try {
     await tar.list({
-      file, strict: true,
+      file, strict: true, maxReadSize: READ_CHUNK_BYTES,
       onReadEntry: (entry) => {
         entries++;
         const p = safeEntryPath(entry.path);
@@ -160,15 +171,15 @@ export async function inspectArtifact(file: string, limits: ArtifactLimits = DEF
 /** Unpacks an inspected artifact into the new, empty directory `dest` and makes its files read-only. */
 export async function extractArtifact(file: string, dest: string): Promise<void> {
   mkdirSync(dest, { recursive: true });
-  await tar.extract({ file, cwd: dest, strict: true, preservePaths: false, preserveOwner: false, noMtime: true });
-  makeReadOnly(dest);
+  await tar.extract({ file, cwd: dest, strict: true, preservePaths: false, preserveOwner: false, noMtime: true, maxReadSize: READ_CHUNK_BYTES });
+  await makeReadOnly(dest);
 }
 
-function makeReadOnly(root: string): void {
-  for (const p of listTree(root)) {
+async function makeReadOnly(root: string): Promise<void> {
+  for (const p of await listTree(root)) {
     const full = join(root, p);
-    const st = lstatSync(full);
-    if (st.isFile()) chmodSync(full, st.mode & 0o111 ? 0o555 : 0o444);
+    const st = await lstat(full);
+    if (st.isFile()) await chmod(full, st.mode & 0o111 ? 0o555 : 0o444);
   }
 }
 
@@ -180,14 +191,14 @@ export type ManifestEntry =
 /** What a release directory holds, path by path: recorded at materialization, compared to find drift. */
 export type FileManifest = Record<string, ManifestEntry>;
 
-export function manifestOf(root: string): FileManifest {
+export async function manifestOf(root: string): Promise<FileManifest> {
   const out: FileManifest = {};
-  for (const p of listTree(root)) {
+  for (const p of await listTree(root)) {
     const full = join(root, p);
-    const st = lstatSync(full);
+    const st = await lstat(full);
     if (st.isDirectory()) out[p] = { type: 'dir' };
-    else if (st.isSymbolicLink()) out[p] = { type: 'symlink', to: readlinkSync(full) };
-    else out[p] = { type: 'file', size: st.size, sha256: createHash('sha256').update(readFileSync(full)).digest('hex') };
+    else if (st.isSymbolicLink()) out[p] = { type: 'symlink', to: await readlink(full) };
+    else out[p] = { type: 'file', size: st.size, sha256: (await digestFile(full)).slice('sha256:'.length) };
   }
   return out;
 }

@@ -5,11 +5,12 @@
  * caller (the operation log and `build.log` events) and to a log file kept per build.
  */
 import { spawn } from 'node:child_process';
-import { cpSync, createWriteStream, existsSync, mkdtempSync, statSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdtempSync, statSync } from 'node:fs';
+import { cp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { BadRequestError } from '../kernel/errors.js';
 import { type Digest, digestFile, packArtifact } from './artifact.js';
-import { removeTree } from '../kernel/durable-file.js';
+import { removeTreeAsync } from '../kernel/durable-file.js';
 import type { Recipe } from './recipe.js';
 
 export interface BuildResult { digest: Digest; tarFile: string; logFile: string }
@@ -39,7 +40,7 @@ export async function runBuild(recipe: Recipe, opts: BuildOptions): Promise<Buil
     for (const input of recipe.build.inputs) {
       const src = join(recipe.sourceDir, input);
       if (!existsSync(src)) throw new BadRequestError(`Build input ${input} of ${recipe.target} does not exist.`);
-      cpSync(src, join(work, input), { recursive: statSync(src).isDirectory(), dereference: false });
+      await cp(src, join(work, input), { recursive: statSync(src).isDirectory(), dereference: false });
     }
     const [cmd, args] = resolveArgv(recipe.build.command);
     await new Promise<void>((resolve, reject) => {
@@ -75,6 +76,6 @@ export async function runBuild(recipe: Recipe, opts: BuildOptions): Promise<Buil
     return { digest: await digestFile(tarFile), tarFile, logFile: opts.logFile };
   } finally {
     await new Promise<void>((r) => log.end(r));
-    removeTree(work);
+    await removeTreeAsync(work);
   }
 }

@@ -156,6 +156,8 @@ export class ControlPlane {
   get uploadLimitBytes(): number { return this.#o.uploadLimitBytes; }
   get idempotencyTtlMs(): number { return this.#o.idempotencyTtlMs; }
   get lifecycle(): Lifecycle { return this.#state; }
+  /** The clock of this plane's records (options.now). */
+  now(): Date { return this.#now(); }
 
   // ───────────────────────────── lifecycle ─────────────────────────────
 
@@ -296,7 +298,7 @@ export class ControlPlane {
             throw new OpFailure(code, (err as Error).message);
           }
           const version = versionOf(result.digest);
-          this.releases.adoptArtifact(result.tarFile, result.digest);
+          await this.releases.adoptArtifact(result.tarFile, result.digest);
           const existing = this.store.getVersion(target, version);
           if (!existing || existing.state === 'pruned' || existing.state === 'build_failed') {
             this.store.upsertVersion(target, version, result.digest, 'built', 'build');
@@ -304,7 +306,7 @@ export class ControlPlane {
           this.store.updateOp(opId, { version, digest: result.digest });
           run.log(`built ${target} ${version} ${result.digest}`);
           this.#publish('build.succeeded', { op_id: opId, version, digest: result.digest }, target);
-          this.#pruneHistory(target);
+          await this.#pruneHistory(target);
         } finally { this.#builds.release(); }
       });
     });
@@ -343,7 +345,7 @@ export class ControlPlane {
         this.#publish('stage.failed', { version, digest, error: (err as Error).message }, target);
         throw err;
       }
-      this.releases.adoptArtifact(tmp, digest);
+      await this.releases.adoptArtifact(tmp, digest);
       const existing = this.store.getVersion(target, version);
       if (!existing || existing.state === 'pruned' || existing.state === 'stage_failed') this.store.upsertVersion(target, version, digest, 'built', 'upload');
       return this.ops.launch(actor, target, 'stage', opId, { version, digest }, async (run) => {
@@ -366,7 +368,7 @@ export class ControlPlane {
     if (v && (v.state === 'built' || v.state === 'stage_failed')) this.store.setVersionState(target, version, 'staged');
     run.log(`staged ${target} ${version} at ${this.releases.releaseDir(target, version)}`);
     this.#publish('stage.succeeded', { op_id: run.op.op_id, version, digest }, target);
-    this.#pruneHistory(target);
+    await this.#pruneHistory(target);
   }
 
   async deploy(actor: Principal, target: string, o: DeployOptions): Promise<OpAnswer> {
@@ -513,11 +515,11 @@ export class ControlPlane {
   // ───────────────────────────── plumbing ─────────────────────────────
 
   /** Removes the oldest versions past the history limit (never the live or desired one). */
-  #pruneHistory(target: string): void {
+  async #pruneHistory(target: string): Promise<void> {
     const spec = this.store.getTarget(target);
     for (const v of pruneCandidates(this.store.listVersions(target), spec, this.releases.readLive(target), this.#o.historyLimit)) {
       const shared = this.#db.prepare(`SELECT COUNT(*) AS n FROM control_versions WHERE digest = ? AND state != 'pruned' AND NOT (target = ? AND version = ?)`).get(v.digest, target, v.version) as { n: number };
-      this.releases.prune(target, v.version, shared.n === 0 ? v.digest : undefined);
+      await this.releases.prune(target, v.version, shared.n === 0 ? v.digest : undefined);
       this.observer.files.forget(this.releases.releaseDir(target, v.version));
       this.store.setVersionState(target, v.version, 'pruned');
     }
