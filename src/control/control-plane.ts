@@ -509,9 +509,6 @@ export class ControlPlane {
     return done.state === 'failed' ? 'retry' : 'done';
   }
 
-  /** Asks the loop to observe (and repair) every target now, as the periodic resync does. */
-  resync(): void { this.#reconciler.enqueueAll(); }
-
   // ───────────────────────────── plumbing ─────────────────────────────
 
   /** Removes the oldest versions past the history limit (never the live or desired one). */

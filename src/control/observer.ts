@@ -58,8 +58,6 @@ export class Observer {
     return [...this.#verdicts.values()].filter((s) => view.canSeeTarget(s.target));
   }
 
-  cached(target: string): TargetStatus | undefined { return this.#verdicts.get(target); }
-
   /**
    * The publish path: rebuilds the target's cached verdict from what is known without reading the
    * release, and schedules a full observation in the background.

@@ -6,7 +6,7 @@
  * resync costs one `lstat` per file.
  *
  * A cached hash is trusted only when the file's mtime and ctime are older than the moment the hash was
- * started by more than `RACY_MS` (git's "racily clean" rule): timestamps are coarse (a few ms on some
+ * started by more than `racyMs` (1 s) (git's "racily clean" rule): timestamps are coarse (a few ms on some
  * file systems), so an edit in the same tick as the hash would otherwise keep an old hash forever.
  * ctime cannot be set from user space, so `touch -m` with an old date does not fool the cache.
  */
@@ -17,15 +17,19 @@ import { join } from 'node:path';
 import type { FileManifest } from './artifact.js';
 
 /** Stamps younger than this (relative to the start of their hash) are re-hashed next time. */
-const RACY_MS = 1_000;
+const DEFAULT_RACY_MS = 1_000;
 
 interface Hashed { size: number; mtimeMs: number; ctimeMs: number; ino: number; sha256: string; hashedAt: number }
 
 export class ReleaseVerifier {
   /** Release directory → relative path → the last hash of that file. */
   readonly #cache = new Map<string, Map<string, Hashed>>();
-  /** Files hashed since construction (for tests and the benchmark: the cache works when this stays put). */
+  /** Files hashed since construction (the cache works when a check of an unchanged release leaves it put). */
   hashed = 0;
+  readonly #racyMs: number;
+
+  /** `racyMs`: how recent a change must be, relative to its hash, for the hash not to be trusted. */
+  constructor(racyMs = DEFAULT_RACY_MS) { this.#racyMs = racyMs; }
 
   /**
    * Paths of `dir` that differ from `manifest` (added, removed, changed type, size, content or link
@@ -65,7 +69,7 @@ export class ReleaseVerifier {
 
   async #hash(file: string, st: Stats, cached: Hashed | undefined): Promise<Hashed | undefined> {
     if (cached && cached.size === st.size && cached.mtimeMs === st.mtimeMs && cached.ctimeMs === st.ctimeMs && cached.ino === st.ino
-      && Math.max(st.mtimeMs, st.ctimeMs) < cached.hashedAt - RACY_MS) return cached;
+      && Math.max(st.mtimeMs, st.ctimeMs) < cached.hashedAt - this.#racyMs) return cached;
     const hashedAt = Date.now();
     const h = createHash('sha256');
     try {
