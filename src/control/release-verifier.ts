@@ -15,7 +15,11 @@ import { createReadStream, type Stats } from 'node:fs';
 import { lstat, readdir, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FileManifest } from './artifact.js';
+import { forEachBounded } from './bounded.js';
 
+/** Files stat'ed at once while walking a directory, and hashed at once. */
+const STAT_CONCURRENCY = 64;
+const HASH_CONCURRENCY = 4;
 /** Stamps younger than this (relative to the start of their hash) are re-hashed next time. */
 const DEFAULT_RACY_MS = 1_000;
 
@@ -45,6 +49,7 @@ export class ReleaseVerifier {
     const before = this.#cache.get(dir) ?? new Map<string, Hashed>();
     const after = new Map<string, Hashed>();
     const out: string[] = [];
+    const toHash: { p: string; st: Stats; sha256: string }[] = [];
     for (const [p, want] of Object.entries(manifest)) {
       const st = actual.get(p);
       let same: boolean;
@@ -52,13 +57,14 @@ export class ReleaseVerifier {
       else if (want.type === 'dir') same = st.isDirectory();
       else if (want.type === 'symlink') same = st.isSymbolicLink() && (await readlink(join(dir, p)).catch(() => undefined)) === want.to;
       else if (!st.isFile() || st.size !== want.size) same = false;
-      else {
-        const h = await this.#hash(join(dir, p), st, before.get(p));
-        if (h) after.set(p, h);
-        same = h?.sha256 === want.sha256;
-      }
+      else { toHash.push({ p, st, sha256: want.sha256 }); continue; }
       if (!same) out.push(p);
     }
+    await forEachBounded(toHash, HASH_CONCURRENCY, async ({ p, st, sha256 }) => {
+      const h = await this.#hash(join(dir, p), st, before.get(p));
+      if (h) after.set(p, h);
+      if (h?.sha256 !== sha256) out.push(p);
+    });
     for (const p of actual.keys()) if (!(p in manifest)) out.push(p);
     this.#cache.set(dir, after);
     return out.sort();
@@ -80,17 +86,23 @@ export class ReleaseVerifier {
   }
 }
 
-/** Every path under `root` with its lstat; a path that vanishes during the walk is left out (it is then missing). */
+/**
+ * Every path under `root` with its lstat; a path that vanishes during the walk is left out (it is then
+ * missing). The entries of a directory are stat'ed together, so a large release takes a few turns of the
+ * event loop rather than one per file.
+ */
 async function walk(root: string, rel: string, out: Map<string, Stats>): Promise<void> {
   let names: string[];
   try { names = await readdir(join(root, rel)); } catch (err) { if (isGone(err)) return; throw err; }
-  for (const name of names) {
+  const dirs: string[] = [];
+  await forEachBounded(names, STAT_CONCURRENCY, async (name) => {
     const p = rel === '' ? name : `${rel}/${name}`;
     let st: Stats;
-    try { st = await lstat(join(root, p)); } catch (err) { if (isGone(err)) continue; throw err; }
+    try { st = await lstat(join(root, p)); } catch (err) { if (isGone(err)) return; throw err; }
     out.set(p, st);
-    if (st.isDirectory()) await walk(root, p, out);
-  }
+    if (st.isDirectory()) dirs.push(p);
+  });
+  for (const d of dirs) await walk(root, d, out);
 }
 
 function isGone(err: unknown): boolean {
