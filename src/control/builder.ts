@@ -7,11 +7,15 @@
 import { spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdtempSync, statSync } from 'node:fs';
 import { cp } from 'node:fs/promises';
+import { setPriority } from 'node:os';
 import { join } from 'node:path';
 import { BadRequestError } from '../kernel/errors.js';
 import { type Digest, digestFile, packArtifact } from './artifact.js';
 import { removeTreeAsync } from '../kernel/durable-file.js';
 import type { Recipe } from './recipe.js';
+
+/** The nice value builds run at (POSIX: 0 normal … 19 lowest). */
+const BUILD_NICE = 10;
 
 export interface BuildResult { digest: Digest; tarFile: string; logFile: string }
 
@@ -52,6 +56,8 @@ export async function runBuild(recipe: Recipe, opts: BuildOptions): Promise<Buil
         timeout: recipe.build.timeoutMs,
         killSignal: 'SIGKILL',
       });
+      // A build is background work on the cores that serve search: it yields to them.
+      if (child.pid !== undefined) { try { setPriority(child.pid, BUILD_NICE); } catch { /* not permitted: runs at normal priority */ } }
       let partial = '';
       const onData = (chunk: Buffer): void => {
         log.write(chunk);
