@@ -300,11 +300,13 @@ export class ControlPlane {
           }
           const version = versionOf(result.digest);
           await this.releases.adoptArtifact(result.tarFile, result.digest);
-          const existing = this.store.getVersion(target, version);
-          if (!existing || existing.state === 'pruned' || existing.state === 'build_failed') {
-            this.store.upsertVersion(target, version, result.digest, 'built', 'build');
-          }
-          this.store.updateOp(opId, { version, digest: result.digest });
+          this.#db.transaction(() => {
+            const existing = this.store.getVersion(target, version);
+            if (!existing || existing.state === 'pruned' || existing.state === 'build_failed') {
+              this.store.upsertVersion(target, version, result.digest, 'built', 'build');
+            }
+            this.store.updateOp(opId, { version, digest: result.digest });
+          }).immediate();
           run.log(`built ${target} ${version} ${result.digest}`);
           this.#publish('build.succeeded', { op_id: opId, version, digest: result.digest }, target);
           await this.#pruneHistory(target);

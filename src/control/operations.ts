@@ -94,21 +94,28 @@ export class OperationRunner {
       let error: { code: string; message: string } | undefined;
       try {
         await steps(run);
-        store.updateOp(opId, { state: 'succeeded' });
       } catch (err) {
         result = 'failed';
         error = { code: err instanceof OpFailure ? err.code : QuarryError.is(err) ? err.code : 'internal', message: (err as Error).message };
-        store.updateOp(opId, { state: 'failed', error });
+      }
+      // The op's end is one commit (its state, the lock, the audit entry): each commit is an fsync that
+      // holds the event loop, and a crash then sees all of it or none.
+      try {
+        this.#o.db.transaction(() => {
+          store.updateOp(opId, result === 'ok' ? { state: 'succeeded' } : { state: 'failed', error: error! });
+          if (lockedTarget) store.unlock(lockedTarget, opId);
+          const final = store.getOp(opId)!;
+          appendAudit(this.#o.db, {
+            actor: actor ? actor.capId : 'controller', account: actor?.account,
+            action: `control.${op.kind}`, target: op.target ?? undefined,
+            from: final.from_version ?? undefined, to: final.version ?? undefined,
+            reason: final.reason ?? undefined, result, detail: { op_id: opId, ...(error ? { error } : {}), ...(final.digest ? { digest: final.digest } : {}) },
+          }, this.#o.now());
+        }).immediate();
       } finally {
+        // Released even when the commit failed (a no-op when it did not).
         if (lockedTarget) this.#unlock(lockedTarget, opId);
       }
-      const final = store.getOp(opId)!;
-      appendAudit(this.#o.db, {
-        actor: actor ? actor.capId : 'controller', account: actor?.account,
-        action: `control.${op.kind}`, target: op.target ?? undefined,
-        from: final.from_version ?? undefined, to: final.version ?? undefined,
-        reason: final.reason ?? undefined, result, detail: { op_id: opId, ...(error ? { error } : {}), ...(final.digest ? { digest: final.digest } : {}) },
-      }, this.#o.now());
       if (lockedTarget) await this.#o.onSettled(lockedTarget).catch(() => undefined);
     })();
     this.#running.set(opId, p);
