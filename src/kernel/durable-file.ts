@@ -9,7 +9,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import {
-  closeSync, fsyncSync, linkSync, lstatSync, openSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, writeSync,
+  closeSync, fsyncSync, linkSync, lstatSync, openSync, renameSync, rmSync, statSync, symlinkSync, writeSync,
 } from 'node:fs';
 import { lstat, open, readdir, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
@@ -70,16 +70,17 @@ export function fsyncDir(dir: string): void {
 }
 
 /**
- * fsyncs every file and directory under `root` (bottom-up), so a later rename publishes durable content.
- * Asynchronous: a tree of thousands of files is as many fsyncs, which must not hold the event loop.
+ * fsyncs every file and directory under `root` (each directory after its contents), so a later rename
+ * publishes durable content. Asynchronous, a directory's entries together (the thread pool bounds how
+ * many run at once): a tree of thousands of files is as many fsyncs, which must not hold the event loop.
  */
 export async function fsyncTree(root: string): Promise<void> {
-  for (const name of await readdir(root)) {
+  await Promise.all((await readdir(root)).map(async (name) => {
     const p = join(root, name);
     const st = await lstat(p);
     if (st.isDirectory()) await fsyncTree(p);
     else if (st.isFile()) await fsyncPath(p);
-  }
+  }));
   await fsyncPath(root);
 }
 
