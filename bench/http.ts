@@ -26,7 +26,7 @@
  * The aim (issue 3): at 32 connections, at least 60% of the in-process throughput and p99 under 25 ms.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { appendFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -34,6 +34,7 @@ import { createInterface } from 'node:readline';
 import { openCorpora } from '../src/corpora/index.js';
 import { readJsonl } from '../src/corpora/jsonl.js';
 import { defaultCollectionPath, loadCollection, plainQuery, REPO_ROOT } from './dataset.js';
+import { prepareDeploy } from './control-fixture.js';
 import { percentile, fmt } from './measure.js';
 import { seededQueries } from './queries.js';
 import { parseWrkOutput, rotationScript, type WrkResult } from './wrk.js';
@@ -214,27 +215,6 @@ function wrkAsync(url: string, script: string, connections: number, threads: num
     child.on('error', (err) => reject(new Error(`wrk could not run (${err.message}); install Debian's wrk (scripts/system-deps.sh)`)));
     child.on('exit', (code) => { if (code === 0) resolve(parseWrkOutput(out)); else reject(new Error(`wrk exited ${code}:\n${out}`)); });
   });
-}
-
-/**
- * A private copy of deploy/ for the control-plane phase. `docportal` also carries 1,000 files of 16 KiB
- * (`bulk/`, copied into its release), so checking a live release against its manifest has real work to do.
- */
-function prepareDeploy(dir: string): string {
-  const repo = join(dir, 'repo');
-  cpSync(join(REPO_ROOT, 'deploy'), join(repo, 'deploy'), { recursive: true });
-  const target = join(repo, 'deploy', 'targets', 'docportal');
-  for (let i = 0; i < 1000; i++) {
-    const d = join(target, 'bulk', String(i % 20));
-    mkdirSync(d, { recursive: true });
-    writeFileSync(join(d, `f${i}.txt`), `${String(i).padStart(8, '0')}\n`.repeat(16 * 1024 / 9));
-  }
-  const recipeFile = join(target, 'recipe.json');
-  const recipe = JSON.parse(readFileSync(recipeFile, 'utf8')) as { build: { inputs: string[] } };
-  recipe.build.inputs.push('bulk');
-  writeFileSync(recipeFile, JSON.stringify(recipe, null, 2));
-  appendFileSync(join(target, 'build.mjs'), "\n(await import('node:fs')).cpSync('bulk', 'out/bulk', { recursive: true });\n");
-  return repo;
 }
 
 /** A capability with every mgmt.* right, minted on the data directory as an operator would. */
