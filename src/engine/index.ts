@@ -7,6 +7,6 @@ export { Index, type IndexWriter } from './index/index.js';
 export type { CommitInfo, DocInput, IndexOptions, StoredDocument } from './index/types.js';
 export { parseCid, MAX_CID, type Cid } from '../kernel/cid.js';
 export {
-  createSearcher, DEFAULT_PAGE_SIZE, MAX_QUERY_BYTES, MAX_QUERY_CLAUSES, MAX_RESULT_WINDOW, SNIPPET_MAX_CHARS,
+  createSearcher, DEFAULT_PAGE_SIZE, MAX_QUERY_BYTES, MAX_RESULT_WINDOW, SNIPPET_MAX_CHARS,
   type SearchHit, type SearchOptions, type SearchResult, type Searcher, type SearcherOptions,
 } from './query/index.js';

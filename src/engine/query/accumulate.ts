@@ -74,11 +74,12 @@ function accumulateWindow(
 /**
  * Counts the live documents of `seg` that match every `required` term (or, with none required, any
  * `optional` one), every filter and no exclusion, and offers each with its exact score — the sum over the
- * required terms and the optional terms it contains — to `collector` (when given). Returns the count.
+ * required terms and the optional and `scoreOnly` terms it contains — to `collector` (when given).
+ * `scoreOnly` terms never make a document match. Returns the count.
  */
 export function accumulateTerms(
-  seg: SegmentReader, required: TermScorer[], optional: TermScorer[], filters: DocIterator[], exclusions: DocIterator[],
-  live: Uint32Array | undefined, collector: TopK | undefined, bm25: Bm25, norms: Float64Array,
+  seg: SegmentReader, required: TermScorer[], optional: TermScorer[], scoreOnly: TermScorer[], filters: DocIterator[],
+  exclusions: DocIterator[], live: Uint32Array | undefined, collector: TopK | undefined, bm25: Bm25, norms: Float64Array,
 ): number {
   const W = ACCUMULATE_WINDOW;
   const words = W >>> 5;
@@ -87,8 +88,11 @@ export function accumulateTerms(
   const mask = MASK;
   const round = bm25.round;
   const nr = required.length;
-  // count-only with required terms: the optional ones neither filter nor need scoring
-  const opt = nr > 0 && !collector ? [] : optional;
+  // terms whose postings make a document match: the optional ones when nothing is required
+  const opt = nr > 0 ? [] : optional;
+  // terms that only add to the score of a match (read only when scoring): the score-only ones, and the
+  // optional ones too when a term is required
+  const extra = !collector ? [] : nr > 0 ? [...optional, ...scoreOnly] : scoreOnly;
   let count = 0;
 
   for (let base = 0; base < seg.maxDoc; base += W) {
@@ -128,13 +132,11 @@ export function accumulateTerms(
         accumulateWindow(required[i]!.cursor, required[i]!.weight, base, end, target, scores, norms, round);
         if (i > 0) for (let k = 0; k < words; k++) bits[k]! &= mask[k]!;
       }
-      for (const o of opt) {
-        // optional terms only score here: their bits (into the scratch mask) are not kept
-        accumulateWindow(o.cursor, o.weight, base, end, mask, scores, norms, round);
-      }
     } else {
       for (const o of opt) accumulateWindow(o.cursor, o.weight, base, end, bits, scores, norms, round);
     }
+    // score-only terms: their bits (into the scratch mask) are not kept
+    for (const o of extra) accumulateWindow(o.cursor, o.weight, base, end, mask, scores, norms, round);
     for (const f of filters) {
       mask.fill(0);
       markWindow(f, mask, base, end);

@@ -18,6 +18,14 @@ export const DF_CACHE_LIMIT = 100_000;
  */
 export type DisjunctionPlan = 'auto' | 'maxscore' | 'accumulate';
 
+/**
+ * A term is *common* in a snapshot when it occurs in more than this fraction of its live documents:
+ * df > COMMON_TERM_RATIO × N (one float64 multiplication). In a query without required terms or
+ * phrases that also has a rare optional term, common optional terms only add to the score of documents
+ * that match another optional clause (docs/ranking.md, "Common terms"; executor.ts).
+ */
+export const COMMON_TERM_RATIO = 0.3;
+
 export class Snapshot {
   readonly docCount: number;
   readonly lengthSum: number;
@@ -26,7 +34,10 @@ export class Snapshot {
   private readonly liveBitsCache = new Map<SegmentReader, Uint32Array>();
   private readonly normsCache = new Map<SegmentReader, Float64Array>();
 
-  constructor(readonly segments: readonly SegmentReader[], mode: ScoringMode, readonly plan: DisjunctionPlan = 'auto') {
+  constructor(
+    readonly segments: readonly SegmentReader[], mode: ScoringMode, readonly plan: DisjunctionPlan = 'auto',
+    readonly commonTermRatio: number = COMMON_TERM_RATIO,
+  ) {
     let n = 0;
     let sum = 0;
     for (const s of segments) {
@@ -36,6 +47,11 @@ export class Snapshot {
     this.docCount = n;
     this.lengthSum = sum;
     this.bm25 = new Bm25(n, sum, mode);
+  }
+
+  /** df(term) > commonTermRatio × N (see COMMON_TERM_RATIO). */
+  isCommon(term: string): boolean {
+    return this.df(term) > this.commonTermRatio * this.docCount;
   }
 
   /** Live documents containing `term`. */
