@@ -23,7 +23,8 @@
  *
  * One collector spans all segments, so the threshold found in one segment prunes the next.
  */
-import { NO_MORE_DOCS, SITE_TERM_PREFIX, type PostingsCursor, type SegmentReader } from '../index/types.js';
+import { COMMON_GRAM_WORDS } from '../analysis/common-grams.js';
+import { NO_MORE_DOCS, SITE_TERM_PREFIX, gramTerm, type PostingsCursor, type SegmentReader } from '../index/types.js';
 import { TopK, type CollectedHit } from './collector.js';
 import { accumulateTerms } from './accumulate.js';
 import { countDisjunction } from './count.js';
@@ -136,14 +137,30 @@ function openNode(seg: SegmentReader, n: ScoringNode, weight: Weight): OpenClaus
     if (k < 0) k = distinct.push(t) - 1;
     slots[i] = k;
   });
+  // the phrase's pairs of common words, when the segment indexes them: a pair in no document of the
+  // segment means the phrase is in none either
+  const gramTerms = new Set<string>();
+  if (seg.commonGrams) {
+    for (let i = 0; i + 1 < n.terms.length; i++) {
+      const [a, b] = [n.terms[i]!, n.terms[i + 1]!];
+      if (COMMON_GRAM_WORDS.has(a) && COMMON_GRAM_WORDS.has(b)) gramTerms.add(gramTerm(a, b));
+    }
+  }
+  const grams: PostingsCursor[] = [];
+  for (const g of gramTerms) {
+    const c = seg.postings(g);
+    if (!c) return undefined;
+    grams.push(c);
+  }
+  const exact = n.terms.length === 2 && grams.length === 1;
   const cursors: PostingsCursor[] = [];
   for (const t of distinct) {
-    const c = seg.postings(t, { positions: n.terms.length > 1 });
+    const c = seg.postings(t, { positions: n.terms.length > 1 && !exact });
     if (!c) return undefined;
     cursors.push(c);
   }
   const terms = distinct.map((t, i) => ({ id: weight.ids.get(t) ?? -1, cursor: cursors[i]! }));
-  return { it: n.terms.length === 1 ? new TermIterator(cursors[0]!) : new PhraseIterator(cursors, slots), terms };
+  return { it: n.terms.length === 1 ? new TermIterator(cursors[0]!) : new PhraseIterator(cursors, slots, grams, exact), terms };
 }
 
 function openSite(seg: SegmentReader, host: string): DocIterator | undefined {
