@@ -89,6 +89,7 @@ interface Weight {
 
 /** A clause opened on one segment: its exact iterator and, per distinct term, a cursor to read tf from. */
 interface OpenClause {
+  node: ScoringNode;
   it: DocIterator;
   terms: { id: number; cursor: PostingsCursor }[];
 }
@@ -127,7 +128,7 @@ function openNode(seg: SegmentReader, n: ScoringNode, weight: Weight): OpenClaus
   if (n.kind === 'term') {
     const cursor = seg.postings(n.term);
     if (!cursor) return undefined;
-    return { it: new TermIterator(cursor), terms: [{ id: weight.ids.get(n.term) ?? -1, cursor }] };
+    return { node: n, it: new TermIterator(cursor), terms: [{ id: weight.ids.get(n.term) ?? -1, cursor }] };
   }
   // one cursor per distinct term; slots map each phrase offset to its term's cursor
   const distinct: string[] = [];
@@ -160,7 +161,7 @@ function openNode(seg: SegmentReader, n: ScoringNode, weight: Weight): OpenClaus
     cursors.push(c);
   }
   const terms = distinct.map((t, i) => ({ id: weight.ids.get(t) ?? -1, cursor: cursors[i]! }));
-  return { it: n.terms.length === 1 ? new TermIterator(cursors[0]!) : new PhraseIterator(cursors, slots, grams, exact), terms };
+  return { node: n, it: n.terms.length === 1 ? new TermIterator(cursors[0]!) : new PhraseIterator(cursors, slots, grams, exact), terms };
 }
 
 function openSite(seg: SegmentReader, host: string): DocIterator | undefined {
@@ -243,12 +244,16 @@ function executeSegment(
     let shouldCost = 0;
     for (const c of opened.should) shouldCost += c.it.cost;
     if (siteCost * SITE_LEAD_RATIO >= shouldCost) {
-      if (snap.plan === 'accumulate' || (snap.plan === 'auto' && dense(shouldCost))) {
+      // common terms are counted from their cached bitsets: only the others' postings make counting dense
+      const bitsets = opened.should.map((c) => snap.termBits(seg, (c.node as TermNode).term));
+      let countCost = 0;
+      opened.should.forEach((c, i) => { if (!bitsets[i]) countCost += c.it.cost; });
+      if (snap.plan === 'accumulate' || (snap.plan === 'auto' && dense(countCost))) {
         return accumulateTerms(seg, [], scorersOf(opened.should), scorersOf(opened.scoreOnly), opened.siteFilters,
           opened.exclusions, snap.liveBits(seg), collector, snap.bm25, snap.norms(seg));
       }
       // counting consumes its own iterators; the top-k pass gets fresh ones
-      const total = countDisjunction(seg, opened.should.map((c) => c.it), opened.siteFilters, opened.exclusions, snap.liveBits(seg));
+      const total = countDisjunction(seg, opened.should.map((c, i) => bitsets[i] ?? c.it), opened.siteFilters, opened.exclusions, snap.liveBits(seg));
       if (collector && total > 0) {
         const fresh = open(seg, q, weight)!;
         const filtered = seg.liveDocs < seg.maxDoc || fresh.siteFilters.length > 0 || fresh.exclusions.length > 0;

@@ -26,6 +26,12 @@ export type DisjunctionPlan = 'auto' | 'maxscore' | 'accumulate';
  */
 export const COMMON_TERM_RATIO = 0.3;
 
+/**
+ * Bytes of per-segment term bitsets a snapshot keeps (`termBits`): 64 MiB holds about a hundred bitsets
+ * of a 5M-document segment. Past it, terms are counted from their postings as before.
+ */
+export const TERM_BITS_CACHE_BYTES = 64 * 1024 * 1024;
+
 export class Snapshot {
   readonly docCount: number;
   readonly lengthSum: number;
@@ -33,6 +39,8 @@ export class Snapshot {
   private readonly dfCache = new Map<string, number>();
   private readonly liveBitsCache = new Map<SegmentReader, Uint32Array>();
   private readonly normsCache = new Map<SegmentReader, Float64Array>();
+  private readonly termBitsCache = new Map<SegmentReader, Map<string, Uint32Array>>();
+  private termBitsBytes = 0;
 
   constructor(
     readonly segments: readonly SegmentReader[], mode: ScoringMode, readonly plan: DisjunctionPlan = 'auto',
@@ -88,6 +96,29 @@ export class Snapshot {
       this.normsCache.set(s, norms);
     }
     return norms;
+  }
+
+  /**
+   * The documents of `term` in `s` as a bitset (bit d set when doc d has it, deleted docs included),
+   * kept for the snapshot's life — only for terms in more than `commonTermRatio` of the segment's docs,
+   * while TERM_BITS_CACHE_BYTES allows: counting a union ORs its words (maxDoc/32 operations) instead of
+   * decoding the postings of a word that is in most documents at every query. Undefined otherwise.
+   */
+  termBits(s: SegmentReader, term: string): Uint32Array | undefined {
+    let perSegment = this.termBitsCache.get(s);
+    let bits = perSegment?.get(term);
+    if (bits) return bits;
+    const df = s.docFreq(term);
+    if (df === 0 || df <= this.commonTermRatio * s.maxDoc) return undefined;
+    const words = (s.maxDoc + 31) >>> 5;
+    if (this.termBitsBytes + 4 * words > TERM_BITS_CACHE_BYTES) return undefined;
+    bits = new Uint32Array(words);
+    const c = s.postings(term)!;
+    for (let d = c.nextDoc(); d !== NO_MORE_DOCS; d = c.nextDoc()) bits[d >>> 5]! |= 1 << (d & 31);
+    if (!perSegment) this.termBitsCache.set(s, (perSegment = new Map()));
+    perSegment.set(term, bits);
+    this.termBitsBytes += 4 * words;
+    return bits;
   }
 
   /** Bit d set when doc d is live; undefined when every doc of the segment is. */
