@@ -11,8 +11,10 @@
  *     counting pass over bitsets (`count.ts`), so pruning never has to visit a document only to count it;
  * - **leader** (everything else: required clauses, phrases, selective `site:` filters): a conjunction of
  *   the required iterators (the optional union standing in as one required iterator when nothing else is
- *   required) leads; each candidate is checked against exclusions and scored in full. Required clauses are
- *   selective, so the candidates are few and counting comes with the walk.
+ *   required) leads; each candidate is checked against exclusions and counted, and scored only while the
+ *   block maxima of the query's terms around it (block-max, as MaxScore's windows) can reach the
+ *   collector's threshold — so a phrase of common words matching most documents is counted from its
+ *   pair term and scores only the blocks that can still enter the top k.
  *
  * Before any of it, the common-terms rule (docs/ranking.md) splits the optional terms of a query without
  * required terms or phrases: when one of them is rare and another is common in the snapshot, the common
@@ -286,6 +288,13 @@ function leaderWalk(
   const weights = weight.weights;
   const nMust = o.must.length;
   const scoring = [...o.must, ...o.should, ...o.scoreOnly];
+  // one cursor per distinct scoring term, for block-max bounds: the sum of the bounds of the blocks that
+  // hold the candidate bounds its score; it holds up to the nearest of those blocks' ends (`windowEnd`)
+  const bounded = new Map<number, OpenClause['terms'][number]>();
+  for (const c of scoring) for (const t of c.terms) if (t.id >= 0 && !bounded.has(t.id)) bounded.set(t.id, t);
+  const boundTerms = [...bounded.values()];
+  let windowEnd = -1;
+  let windowBound = Infinity;
   let count = 0;
   for (let doc = leader.nextDoc(); doc !== NO_MORE_DOCS; doc = leader.nextDoc()) {
     if (!seg.isLive(doc)) continue;
@@ -294,6 +303,19 @@ function leaderWalk(
     if (excluded) continue;
     count++;
     if (!collector) continue;
+    if (collector.minCompetitive > -Infinity) {
+      if (doc > windowEnd) {
+        windowEnd = NO_MORE_DOCS;
+        windowBound = 0;
+        for (const t of boundTerms) {
+          const end = t.cursor.shallowAdvance(doc);
+          if (end === NO_MORE_DOCS) continue; // no posting at or after doc: contributes nothing
+          windowBound += snap.bm25.score(weights[t.id]!, t.cursor.blockMaxFreq(), t.cursor.blockMinLength());
+          if (end < windowEnd) windowEnd = end;
+        }
+      }
+      if (windowBound < collector.minCompetitive) continue; // counted; cannot enter the top k
+    }
     const stamp = (stampCounter = (stampCounter + 1) | 0);
     const norm = norms![doc]!;
     let score = 0;
@@ -303,6 +325,8 @@ function leaderWalk(
       for (const t of c.terms) {
         if (t.id < 0 || stamps[t.id] === stamp) continue; // a term of several matched clauses counts once
         stamps[t.id] = stamp;
+        // a clause's cursors sit on doc, except those an exact phrase left behind (it matched by its gram)
+        if (t.cursor.doc() < doc) t.cursor.advance(doc);
         const tf = t.cursor.freq();
         const s = (weights[t.id]! * tf) / (tf + norm); // rank/bm25.ts Bm25.score, with norm(dl) from the table
         score += round ? Math.round(s) : s;

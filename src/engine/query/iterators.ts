@@ -49,8 +49,9 @@ export class TermIterator implements DocIterator {
  *
  * `grams` are the cursors of the phrase's common-word pair terms (analysis/common-grams.ts): every
  * matching document has them all, so they join the conjunction (usually leading it: a pair is rarer than
- * either word). `exact` says the grams alone decide the match — a two-word phrase whose pair is a gram —
- * and positions are not read; the term cursors still land on each match, for their frequencies.
+ * either word). `exact` says the grams alone decide the match — a two-word phrase whose pair is a gram:
+ * then the grams alone are intersected, no position is read, and the term cursors are left where they
+ * are (a scorer advances them to the matches it scores).
  */
 export class PhraseIterator implements DocIterator {
   readonly cost: number;
@@ -61,7 +62,7 @@ export class PhraseIterator implements DocIterator {
     readonly cursors: PostingsCursor[], private readonly slots: Int32Array,
     grams: PostingsCursor[] = [], private readonly exact = false,
   ) {
-    this.byCost = [...grams, ...cursors].sort((a, b) => a.docFreq - b.docFreq);
+    this.byCost = (exact ? [...grams] : [...grams, ...cursors]).sort((a, b) => a.docFreq - b.docFreq);
     this.cost = this.byCost[0]!.docFreq;
   }
   doc(): number { return this.current; }
