@@ -11,19 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Index, createSearcher, type Searcher } from '../../../src/engine/index.js';
 import type { StoredDocument } from '../../../src/engine/index/types.js';
+import { seededRandom } from '../../../bench/measure.js';
 import { referenceSearch } from './reference.js';
-
-/** A deterministic PRNG (mulberry32), so the corpus and the query are the same on every run. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const SYLLABLES = ['ka', 'lo', 'mi', 'ne', 'ru', 'sa', 'to', 'vi', 'ze', 'qua', 'bel', 'dor'];
 /** Word of rank r: distinct syllable strings (no English stems, so analysis keeps them apart). */
@@ -53,7 +42,7 @@ function zipf(rand: () => number): () => number {
   };
 }
 
-const rand = prng(13);
+const rand = seededRandom(13); // the corpus and the query are the same on every run
 const draw = zipf(rand);
 const words = (n: number) => Array.from({ length: n }, () => word(draw())).join(' ');
 const DOCS: StoredDocument[] = Array.from({ length: 1500 }, (_, i) => ({
