@@ -68,7 +68,7 @@ interface BoundQuery extends LogicalQuery {
  * (0 < df ≤ ratio·N) and at least one common one (df > ratio·N) keeps its rare terms and phrases as the
  * optional clauses that match, and its common terms as score-only terms. Any other query is unchanged.
  */
-export function bindCommonTerms(snap: Snapshot, q: LogicalQuery): BoundQuery {
+function bindCommonTerms(snap: Snapshot, q: LogicalQuery): BoundQuery {
   const unchanged = { ...q, scoreOnly: [] };
   if (q.must.length > 0) return unchanged;
   let rare = false;
