@@ -1,4 +1,7 @@
 /**
+ * `npm run bench:corpus -- <corpus.jsonl> [--docs N] [--peers fts5]` (or `--synthetic N`): the scale
+ * benchmark of bench/scale.ts on a Wikipedia-style JSONL.
+ *
  * `npm run bench:corpus [-- --engines quarry,sqlite-fts5,…] [--queries N]`: the speed benchmark on the
  * Debian-docs corpus (bench/debian-docs.ts: ~44k HTML pages of four Debian documentation packages, ~190
  * MiB of text), with 1,000 seeded 1–3-word queries (bench/queries.ts, seed 42). By default Quarry and
@@ -11,6 +14,7 @@ import { loadCollection } from './dataset.js';
 import { formatTables, runEngines } from './harness.js';
 import { fmt, MB } from './measure.js';
 import { seededQueries } from './queries.js';
+import { runScale } from './scale.js';
 
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
@@ -18,6 +22,11 @@ function arg(name: string): string | undefined {
 }
 
 async function main(): Promise<void> {
+  const argv = process.argv.slice(2);
+  if (argv.includes('--synthetic') || argv.some((a, i) => !a.startsWith('--') && !argv[i - 1]?.startsWith('--'))) {
+    await runScale(argv);
+    return;
+  }
   const corpus = await debianDocsCorpus();
   const engines = (arg('engines') ?? 'quarry,sqlite-fts5').split(',');
   const { docs } = await loadCollection(corpus.path);

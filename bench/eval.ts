@@ -10,25 +10,28 @@
  *     the difference is what integer scores cost;
  *   - the reference with the contract's rounding, which must equal Quarry's ranking (a cross-check: the
  *     number of queries whose top 100 differ is printed).
+ * `--common-ratio=R` evaluates another common-term cutoff (docs/ranking.md; 1 turns the rule off).
  */
 import { cpus } from 'node:os';
 import { defaultCollectionPath, judgedQueries, loadCollection, plainQuery } from './dataset.js';
 import { evaluate, type Evaluation } from './metrics.js';
 import { ReferenceBm25 } from './reference-bm25.js';
+import { COMMON_TERM_RATIO } from '../src/engine/query/snapshot.js';
 
 const DEPTH = 100;
 
 interface QuarryRun { run: Map<string, string[]>; positions: Map<string, number[]>; floatRun: Map<string, string[]>; buildMs: number; ms: number }
 
 /** Quarry's answers (integer, as served) and the engine's own float mode over the same snapshot. */
-async function quarryRun(c: Awaited<ReturnType<typeof loadCollection>>, queries: { id: string; q: string }[]): Promise<QuarryRun> {
+async function quarryRun(c: Awaited<ReturnType<typeof loadCollection>>, queries: { id: string; q: string }[], commonTermRatio: number): Promise<QuarryRun> {
   const { buildQuarry } = await import('./engines/quarry.js');
   const { createSearcher } = await import('../src/engine/index.js');
   const t0 = performance.now();
   const q = await buildQuarry(c.docs);
   const buildMs = performance.now() - t0;
   const snap = q.index.snapshot();
-  const floatSearcher = createSearcher([...snap.segments], snap.generation, { scoring: 'float' });
+  const searcher = createSearcher([...snap.segments], snap.generation, { commonTermRatio });
+  const floatSearcher = createSearcher([...snap.segments], snap.generation, { scoring: 'float', commonTermRatio });
   const run = new Map<string, string[]>();
   const floatRun = new Map<string, string[]>();
   const positions = new Map<string, number[]>();
@@ -36,7 +39,7 @@ async function quarryRun(c: Awaited<ReturnType<typeof loadCollection>>, queries:
   try {
     for (const { id, q: text } of queries) {
       const t1 = performance.now();
-      const pos = q.searcher.search(text, { pageSize: DEPTH, snippets: false }).hits.map((h) => Number(h.cid) - 1);
+      const pos = searcher.search(text, { pageSize: DEPTH, snippets: false }).hits.map((h) => Number(h.cid) - 1);
       ms += performance.now() - t1;
       positions.set(id, pos);
       run.set(id, pos.map((p) => c.docs[p]!.id));
@@ -56,17 +59,19 @@ async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const path = args.find((a) => !a.startsWith('--')) ?? defaultCollectionPath('scifact');
   if (!path) throw new Error('no collection given and ../shared/data/scifact is absent: npm run eval -- <BEIR dir>');
+  const ratioArg = args.find((a) => a.startsWith('--common-ratio='));
+  const ratio = ratioArg ? Number(ratioArg.slice('--common-ratio='.length)) : COMMON_TERM_RATIO;
   const c = await loadCollection(path);
   const queries = judgedQueries(c).map((q) => ({ id: q.id, q: plainQuery(q.text) }));
-  console.log(`# eval: ${c.name} — ${c.docs.length} documents, ${queries.length} judged test queries (${c.qrels.size} in qrels); node ${process.version}, ${cpus()[0]?.model ?? '?'}`);
+  console.log(`# eval: ${c.name} — ${c.docs.length} documents, ${queries.length} judged test queries (${c.qrels.size} in qrels); common-term ratio ${ratio}; node ${process.version}, ${cpus()[0]?.model ?? '?'}`);
 
   const ref = new ReferenceBm25(c.docs);
   const floatRun = new Map<string, string[]>();
   const intPositions = new Map<string, number[]>();
   const intRun = new Map<string, string[]>();
   for (const { id, q } of queries) {
-    floatRun.set(id, ref.search(q, DEPTH, 'float').map((p) => c.docs[p]!.id));
-    const ip = ref.search(q, DEPTH, 'int');
+    floatRun.set(id, ref.search(q, DEPTH, 'float', ratio).map((p) => c.docs[p]!.id));
+    const ip = ref.search(q, DEPTH, 'int', ratio);
     intPositions.set(id, ip);
     intRun.set(id, ip.map((p) => c.docs[p]!.id));
   }
@@ -77,7 +82,7 @@ async function main(): Promise<void> {
   console.log('| ranking | nDCG@10 | Recall@100 |');
   console.log('|---|---:|---:|');
   if (!args.includes('--reference-only')) {
-    const q = await quarryRun(c, queries);
+    const q = await quarryRun(c, queries, ratio);
     const qEval = evaluate(c.qrels, q.run);
     const qFloat = evaluate(c.qrels, q.floatRun);
     console.log(line('Quarry (integer BM25, as served)', qEval));

@@ -7,7 +7,9 @@
  * Then the same searches under each disjunction plan forced (`auto`, `maxscore`, `accumulate`), timed in
  * CPU time of this process (less disturbed by other processes on a shared machine than wall time).
  *
- *   node --import tsx bench/query-loop.ts [collection-dir] [--rebuild] [--snippets] [--rounds=N]
+ * `--slowest=N` lists the N queries with the largest CPU time under `auto` (what the p99 is made of).
+ *
+ *   node --import tsx bench/query-loop.ts [collection-dir] [--rebuild] [--snippets] [--rounds=N] [--slowest=N]
  */
 import { existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,6 +24,7 @@ const path = args.find((a) => !a.startsWith('--')) ?? defaultCollectionPath('sci
 if (!path) throw new Error('No collection: pass its directory (BEIR layout).');
 const rounds = Number(args.find((a) => a.startsWith('--rounds='))?.slice(9) ?? 5);
 const snippets = args.includes('--snippets');
+const slowest = Number(args.find((a) => a.startsWith('--slowest='))?.slice(10) ?? 0);
 const collection = await loadCollection(path);
 const dir = join(tmpdir(), `quarry-query-loop-${collection.name}`);
 if (args.includes('--rebuild')) rmSync(dir, { recursive: true, force: true });
@@ -79,13 +82,24 @@ const segments = [...index.snapshot().segments];
 for (const plan of ['auto', 'maxscore', 'accumulate'] as const) {
   const s = createSearcher(segments, searcher.generation, { plan });
   const cpu: number[] = [];
+  const byQuery = new Map<string, number>();
   for (let r = 0; r < rounds; r++) {
     for (const { q } of queries) {
       if (q.trim() === '') continue;
       const c0 = process.cpuUsage();
       s.search(q, { pageSize: 20, snippets });
       const u = process.cpuUsage(c0);
-      if (r > 0) cpu.push((u.user + u.system) / 1000);
+      const ms = (u.user + u.system) / 1000;
+      if (r > 0) {
+        cpu.push(ms);
+        byQuery.set(q, Math.min(byQuery.get(q) ?? Infinity, ms)); // the least disturbed of the rounds
+      }
+    }
+  }
+  if (plan === 'auto' && slowest > 0) {
+    for (const [q, ms] of [...byQuery].sort((a, b) => b[1] - a[1]).slice(0, slowest)) {
+      const r = s.search(q, { pageSize: 20, snippets: false });
+      console.log(`  ${ms.toFixed(3)} ms  total ${r.total}  ${q.slice(0, 120)}`);
     }
   }
   cpu.sort((a, b) => a - b);

@@ -4,6 +4,8 @@
  * twice: in floating point (the ranking integer scores are measured against) and with the contract's
  * per-term rounding (which must reproduce the engine's ranking, a cross-check of the engine).
  * Ties: lower corpus position first, as Quarry orders equal scores by cid (= position + 1 here).
+ * It applies the common-terms rule of docs/ranking.md as written there: with a rare term in the query,
+ * terms in more than `commonRatio`·N documents only add to the score of documents a rare term matched.
  */
 import { tokenize, analyzeTerms } from '../src/engine/analysis/analyzer.js';
 import type { CorpusDoc } from './dataset.js';
@@ -36,12 +38,16 @@ export class ReferenceBm25 {
   }
 
   /** The top `k` positions for the query text (analyzed, distinct terms, OR), best first. */
-  search(q: string, k: number, mode: 'float' | 'int'): number[] {
+  search(q: string, k: number, mode: 'float' | 'int', commonRatio: number): number[] {
     const n = this.lengths.length;
     const scores = new Map<number, number>();
-    for (const term of new Set(analyzeTerms(q))) {
-      const p = this.postings.get(term);
-      if (!p) continue;
+    const lists = [...new Set(analyzeTerms(q))].map((t) => this.postings.get(t)).filter((p) => p !== undefined);
+    const common = (p: { docs: number[] }) => p.docs.length > commonRatio * n;
+    // rare terms first: with one among them, a common term scores only documents already matched
+    const rule = lists.some((p) => !common(p)) && lists.some(common);
+    lists.sort((a, b) => Number(common(a)) - Number(common(b)));
+    for (const p of lists) {
+      const scoreOnly = rule && common(p);
       const df = p.docs.length;
       const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
       for (let j = 0; j < df; j++) {
@@ -49,7 +55,9 @@ export class ReferenceBm25 {
         const tf = p.tfs[j]!;
         let s = 1000 * idf * ((tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * this.lengths[doc]!) / this.avgdl)));
         if (mode === 'int') s = Math.round(s);
-        scores.set(doc, (scores.get(doc) ?? 0) + s);
+        const before = scores.get(doc);
+        if (before === undefined && scoreOnly) continue;
+        scores.set(doc, (before ?? 0) + s);
       }
     }
     return [...scores].sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, k).map(([doc]) => doc);

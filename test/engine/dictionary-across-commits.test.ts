@@ -2,7 +2,7 @@
 // commits, deletes and merges, suggestions and did-you-mean equal those of a searcher built from scratch.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Index } from '../../src/engine/index/index.js';
+import { Index } from '../../src/engine/index.js';
 import { createSearcher } from '../../src/engine/query/searcher.js';
 import { tempDir } from './index/fixtures.js';
 

@@ -13,7 +13,7 @@ import { countDeleted, readDeletes } from './deletes.js';
 import { MAGIC, readFooter } from './footer.js';
 import { readManifest } from './manifest.js';
 import { isDeleted, SegmentCore, SegmentView, STO_EXT } from './segment-reader.js';
-import { BLOCK_SIZE, NO_MORE_DOCS, SITE_TERM_PREFIX } from './types.js';
+import { BLOCK_SIZE, NO_MORE_DOCS, hasPositions } from './types.js';
 
 export interface CheckReport {
   ok: boolean;
@@ -116,7 +116,7 @@ function checkSegment(core: SegmentCore, report: (p: string) => void): void {
   }
   for (let ord = 0; ord < terms.length; ord++) {
     const term = terms[ord]!;
-    const site = term.startsWith(SITE_TERM_PREFIX);
+    const positioned = hasPositions(term);
     try {
       const c = core.cursor(ord, true);
       let n = 0;
@@ -140,7 +140,7 @@ function checkSegment(core: SegmentCore, report: (p: string) => void): void {
         if (f > blockMaxF || len < blockMinL) throw new Error(`block impact summary does not bound doc ${d}`);
         maxF = Math.max(maxF, f);
         minL = Math.min(minL, len);
-        if (!site) {
+        if (positioned) {
           const pos = c.positions();
           if (pos.length !== f) throw new Error(`doc ${d} has ${pos.length} positions for freq ${f}`);
           for (let k = 1; k < pos.length; k++) if (pos[k]! <= pos[k - 1]!) throw new Error(`positions not ascending in doc ${d}`);

@@ -1,8 +1,9 @@
 /**
  * `Index`: one directory holding one index — immutable segments, per-commit deletes files and the
  * `MANIFEST` commit point — and `IndexWriter`, the single writer that adds segments, records deletes,
- * merges and switches the manifest. Readers take snapshots (`snapshot()`, `searcher()`) that never
- * change; `refresh()` adopts a commit made by another process; `onCommit` tells listeners of both.
+ * merges and switches the manifest. Readers take snapshots (`snapshot()`) that never change;
+ * `refresh()` adopts a commit made by another process; `onCommit` tells listeners of both. Searchers are
+ * the query side's: `query/reader.ts` extends this class with them (the engine exports that one).
  *
  * Commit protocol (docs/index-format.md): new segment files and deletes files are written tmp → fsync →
  * rename, the directory is fsynced, then the manifest is written the same way and the directory fsynced
@@ -24,7 +25,6 @@ import { BlockCache, DEFAULT_STORED_CACHE_BYTES, type StoreOptions } from './sto
 import { IDX_EXT, isDeleted, SegmentCore, SegmentView, STO_EXT, type DeletedBits } from './segment-reader.js';
 import { SegmentBuilder, type IndexedDocument } from './segment-writer.js';
 import { checkIndex, type CheckReport } from './check.js';
-import { createSearcher, dictionaryCarry, type DictionaryCarry, type Searcher } from '../query/searcher.js';
 import type { CommitInfo, DocInput, IndexOptions, SegmentReader } from './types.js';
 
 export interface ResolvedIndexOptions {
@@ -112,18 +112,11 @@ export class Index {
   private readonly listeners = new Set<(info: CommitInfo) => void>();
   private writer: DiskIndexWriter | undefined;
   private closed = false;
-  private searcherCache: { generation: number; searcher: Searcher } | undefined;
-  /**
-   * The surface dictionary of the last searcher dropped (see `installLocked`), for the next searcher to
-   * update rather than rebuild: a commit then costs suggest and did-you-mean a pass over the dictionary,
-   * not a rebuild of it.
-   */
-  private carriedDictionary: DictionaryCarry | undefined;
   readonly options: ResolvedIndexOptions;
   /** Decompressed text blocks of every segment, bounded by `storedCacheBytes`. */
   private readonly blockCache: BlockCache;
 
-  private constructor(readonly dir: string, options: ResolvedIndexOptions) {
+  protected constructor(readonly dir: string, options: ResolvedIndexOptions) {
     this.options = options;
     this.blockCache = new BlockCache(options.storedCacheBytes);
     this.state = { manifest: EMPTY_MANIFEST, views: [], snapshot: { generation: 0, segments: [], docs: 0, bytes: 0 } };
@@ -131,14 +124,19 @@ export class Index {
 
   /** Opens the index in `dir`, creating the directory (and an empty index, generation 0) when none. */
   static async open(dir: string, options?: IndexOptions): Promise<Index> {
+    return Index.openAs(dir, options, (d, o) => new Index(d, o));
+  }
+
+  /** `open` for a subclass: `make` constructs the instance. */
+  protected static async openAs<T extends Index>(dir: string, options: IndexOptions | undefined, make: (dir: string, options: ResolvedIndexOptions) => T): Promise<T> {
     const resolved = resolveIndexOptions(options);
     mkdirSync(dir, { recursive: true });
-    const index = new Index(dir, resolved);
+    const index = make(dir, resolved);
     await index.refresh();
     return index;
   }
 
-  private assertOpen(): void {
+  protected assertOpen(): void {
     if (this.closed) throw new UnavailableError(`The index at ${this.dir} is closed.`);
   }
 
@@ -150,18 +148,6 @@ export class Index {
   snapshot(): IndexSnapshot {
     this.assertOpen();
     return this.state.snapshot;
-  }
-
-  /** A Searcher over `snapshot()` (built by the query side; one per generation). */
-  searcher(): Searcher {
-    this.assertOpen();
-    const snap = this.state.snapshot;
-    if (this.searcherCache?.generation === snap.generation) return this.searcherCache.searcher;
-    const dictionaryFrom = dictionaryCarry(this.searcherCache?.searcher) ?? this.carriedDictionary;
-    const searcher = createSearcher([...snap.segments], snap.generation, { bytes: snap.bytes, dictionaryFrom });
-    this.searcherCache = { generation: snap.generation, searcher };
-    this.carriedDictionary = undefined;
-    return searcher;
   }
 
   /** Adopts the newest manifest on disk (another process's commit); true when the generation changed. */
@@ -275,10 +261,11 @@ export class Index {
     return this.core(name);
   }
   /** @internal */ installLocked(m: Manifest, views: SegmentView[]): CommitInfo {
-    this.carriedDictionary = dictionaryCarry(this.searcherCache?.searcher) ?? this.carriedDictionary;
-    this.searcherCache = undefined;
+    this.writerCommitLocked();
     return this.install(m, views);
   }
+  /** Called under the writer lock just before this process's writer makes a commit current (a hook). */
+  protected writerCommitLocked(): void {}
   /** @internal */ writerClosedLocked(w: DiskIndexWriter): void {
     if (this.writer === w) this.writer = undefined;
   }

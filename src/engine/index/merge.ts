@@ -9,8 +9,12 @@
  * counts include its deleted docs, and which forms a deleted doc held is not recorded), so after a merge
  * that dropped deletions they may over-count: they feed suggestions and spelling, where an
  * approximation is harmless.
+ *
+ * Common-word pair terms (`gram:`) survive a merge only when every source has them: the merged segment
+ * claims `commonGrams` for all its documents or for none (a segment written before grams existed has
+ * none, and its documents' pairs are not rebuilt here).
  */
-import { NO_MORE_DOCS } from './types.js';
+import { GRAM_TERM_PREFIX, NO_MORE_DOCS } from './types.js';
 import { isDeleted, type DeletedBits, type SegmentCore } from './segment-reader.js';
 import { encodeIdx, type TermPostings } from './segment-writer.js';
 import { HeadsWriter } from './heads.js';
@@ -86,8 +90,10 @@ export function* mergeSegments(sources: readonly MergeSource[], store: StoreOpti
   const termLists = sources.map((s) => s.core.terms);
   let termCount = 0;
   for (const t of termLists) termCount = Math.max(termCount, t.length);
+  const commonGrams = sources.every((s) => s.core.commonGrams);
   function* terms(): Generator<TermPostings> {
     for (const [term, from] of unionSorted(termLists)) {
+      if (!commonGrams && term.startsWith(GRAM_TERM_PREFIX)) continue;
       docs.length = 0;
       freqs.length = 0;
       positions.length = 0;
@@ -115,6 +121,6 @@ export function* mergeSegments(sources: readonly MergeSource[], store: StoreOpti
     surfaces.push([form, df]);
   }
 
-  const idx = yield* encodeIdx({ heads, lengths, cids, termCount, terms, surfaces });
+  const idx = yield* encodeIdx({ commonGrams, heads, lengths, cids, termCount, terms, surfaces });
   return { idx, sto: sw.finish(), maxDoc: lengths.length };
 }

@@ -14,7 +14,7 @@ import { MAGIC, verifiedPayload } from './footer.js';
 import { BlockPostingsCursor, decodeSkipTable, type SkipTable } from './postings.js';
 import { HeadsReader } from './heads.js';
 import { StoredReader, type BlockCache } from './store.js';
-import { BLOCK_SIZE, SITE_TERM_PREFIX, type DocId, type PostingsCursor, type SegmentReader, type StoredDocument } from './types.js';
+import { BLOCK_SIZE, hasPositions, type DocId, type PostingsCursor, type SegmentReader, type StoredDocument } from './types.js';
 
 export const IDX_EXT = '.idx';
 export const STO_EXT = '.sto';
@@ -56,6 +56,8 @@ export class SegmentCore {
   readonly store: StoredReader;
   /** Size of the segment's files. */
   readonly bytes: number;
+  /** The segment indexes common-word pairs (meta `commonGrams`; absent in segments written before them). */
+  readonly commonGrams: boolean;
   private cidMap: Map<bigint, number> | undefined;
   /** Skip tables of the multi-block terms queried so far (decoded once; at most ~36 bytes per block of
    *  the segment, i.e. about 0.3 bytes per posting when every term has been queried). */
@@ -75,6 +77,7 @@ export class SegmentCore {
         sections: Record<string, [number, number]>;
         dict: { bytes: number; sections: Record<string, [number, number]> };
         heads: { bytes: number };
+        commonGrams?: boolean;
       };
       const sec = (s: string): Uint8Array => {
         const r = meta.sections[s];
@@ -90,6 +93,7 @@ export class SegmentCore {
       };
       const copy = (u: Uint8Array): ArrayBuffer => u.buffer.slice(u.byteOffset, u.byteOffset + u.byteLength) as ArrayBuffer;
       this.maxDoc = meta.maxDoc;
+      this.commonGrams = meta.commonGrams === true;
       this.lengths = new Uint32Array(copy(sec('lengths')));
       this.cids = new BigUint64Array(copy(sec('cids')));
       if (this.lengths.length !== this.maxDoc || this.cids.length !== this.maxDoc) throw new InternalError(`Segment ${name}: per-document arrays disagree with maxDoc.`);
@@ -151,7 +155,7 @@ export class SegmentCore {
   }
 
   cursor(ord: number, positions: boolean): BlockPostingsCursor {
-    const withPositions = positions && !this.terms[ord]!.startsWith(SITE_TERM_PREFIX);
+    const withPositions = positions && hasPositions(this.terms[ord]!);
     let skip: SkipTable | undefined;
     if (this.docFreqs[ord]! > BLOCK_SIZE) {
       skip = this.skipTables.get(ord);
@@ -203,10 +207,12 @@ export class SegmentView implements SegmentReader {
   readonly maxDoc: number;
   readonly liveDocs: number;
   readonly liveLengthSum: number;
+  readonly commonGrams: boolean;
 
   constructor(readonly core: SegmentCore, readonly deleted: DeletedBits | null) {
     this.name = core.name;
     this.maxDoc = core.maxDoc;
+    this.commonGrams = core.commonGrams;
     let live = 0;
     let sum = 0;
     const lengths = core.lengths;

@@ -16,7 +16,7 @@
  *               surfText  UTF-8 of all surface forms concatenated, ascending
  *               surfMeta  per form varints: utf16Length · docFreq
  *   meta      JSON {maxDoc, terms, surfaces, sections: {name: [offset, bytes]}, dict: {bytes, sections},
- *             heads: {bytes}}
+ *             heads: {bytes}, commonGrams?: true}
  *             · u32 metaBytes · footer (QIDX)
  */
 import { constants as zc, brotliCompressSync } from 'node:zlib';
@@ -28,7 +28,8 @@ import { HeadsWriter } from './heads.js';
 import type { DocumentRecord } from '../../kernel/document.js';
 import { stepClock, type Steps } from './steps.js';
 import { encodeStore, type StoreOptions } from './store.js';
-import { SITE_TERM_PREFIX, TITLE_TEXT_POSITION_GAP } from './types.js';
+import { COMMON_GRAM_WORDS } from '../analysis/common-grams.js';
+import { SITE_TERM_PREFIX, TITLE_TEXT_POSITION_GAP, gramTerm, hasPositions } from './types.js';
 
 /** A validated document as the index stores it. */
 export type IndexedDocument = DocumentRecord;
@@ -111,6 +112,8 @@ export class SegmentBuilder {
     const tokPos = this.tokPos;
     this.docStart.push(tokTerm.length);
     let tokens = 0;
+    let prevTerm = '';
+    let prevPos = -2;
     const sink = (term: string, surface: string, position: number) => {
       let s = surfaces.get(surface);
       if (s === undefined) {
@@ -124,6 +127,14 @@ export class SegmentBuilder {
       tokTerm.push(s.term);
       tokPos.push(position);
       tokens++;
+      if (COMMON_GRAM_WORDS.has(term)) {
+        if (position === prevPos + 1 && COMMON_GRAM_WORDS.has(prevTerm)) {
+          tokTerm.push(this.termId(gramTerm(prevTerm, term)));
+          tokPos.push(-1);
+        }
+        prevTerm = term;
+        prevPos = position;
+      }
     };
     const inTitle = tokenize(d.title, sink, 0);
     tokenize(d.text, sink, inTitle + TITLE_TEXT_POSITION_GAP);
@@ -171,6 +182,7 @@ export class SegmentBuilder {
     const heads = new HeadsWriter();
     for (const d of this.stored) heads.add(d);
     const idx = yield* encodeIdx({
+      commonGrams: true,
       heads,
       lengths: this.lengths,
       cids: this.cids,
@@ -204,11 +216,13 @@ export interface TermPostings {
   term: string;
   docs: ArrayLike<number>;
   freqs: ArrayLike<number>;
-  /** Ignored for `site:` terms, which carry no positions. */
+  /** Ignored for `site:` and `gram:` terms, which carry no positions. */
   positions: ArrayLike<number>;
 }
 
 export interface IdxInput {
+  /** The terms include the common-word pairs of every document (types.ts `gramTerm`). */
+  commonGrams: boolean;
   /** Title, url and host of every doc, in doc order. */
   heads: HeadsWriter;
   lengths: ArrayLike<number>;
@@ -249,8 +263,7 @@ export function* encodeIdx(input: IdxInput): Steps<Buffer> {
   for (const { term: t, docs, freqs, positions: pos } of input.terms()) {
     const p0 = postings.length;
     const q0 = positions.length;
-    const site = t.startsWith(SITE_TERM_PREFIX);
-    const { maxFreq, minLength } = encodeTermPostings(docs, freqs, site ? null : pos, input.lengths, postings, positions, scratch);
+    const { maxFreq, minLength } = encodeTermPostings(docs, freqs, hasPositions(t) ? pos : null, input.lengths, postings, positions, scratch);
     termList.push(t);
     meta.varint(t.length);
     meta.varint(docs.length);
@@ -287,7 +300,10 @@ export function* encodeIdx(input: IdxInput): Steps<Buffer> {
       params: { [zc.BROTLI_PARAM_QUALITY]: 5, [zc.BROTLI_PARAM_LGWIN]: 24, [zc.BROTLI_PARAM_SIZE_HINT]: dict.length },
     })),
   );
-  const json = utf8Encoder.encode(JSON.stringify({ maxDoc, terms: termList.length, surfaces: input.surfaces.length, sections, dict: { bytes: dict.length, sections: dictSections }, heads: { bytes: input.heads.rawBytes } }));
+  const json = utf8Encoder.encode(JSON.stringify({
+    maxDoc, terms: termList.length, surfaces: input.surfaces.length, sections, dict: { bytes: dict.length, sections: dictSections },
+    heads: { bytes: input.heads.rawBytes }, ...(input.commonGrams ? { commonGrams: true } : {}),
+  }));
   out.align(8);
   out.bytes(json);
   out.u32(json.length);

@@ -26,6 +26,18 @@ export const TITLE_TEXT_POSITION_GAP = 16;
 export const SITE_TERM_PREFIX = 'site:';
 
 /**
+ * Prefix of the common-word pair terms (analysis/common-grams.ts): `gram:of the` is in every document
+ * where "of" is directly followed by "the". Segments that have them say so (`SegmentReader.commonGrams`).
+ */
+export const GRAM_TERM_PREFIX = 'gram:';
+
+/** The gram term of two adjacent terms. */
+export const gramTerm = (a: string, b: string): string => `${GRAM_TERM_PREFIX}${a} ${b}`;
+
+/** Synthetic terms (`site:`, `gram:`) carry no positions and never count in a document's length. */
+export const hasPositions = (term: string): boolean => !term.startsWith(SITE_TERM_PREFIX) && !term.startsWith(GRAM_TERM_PREFIX);
+
+/**
  * A cursor over one term's postings in one segment, in increasing DocId order, deleted documents included
  * (callers check `SegmentReader.isLive`).
  *
@@ -73,6 +85,12 @@ export interface SegmentReader {
 
   /** Documents containing `term` (deleted included); 0 when absent. Cheap: no postings decoded. */
   docFreq(term: string): number;
+  /**
+   * True when the segment indexes the common-word pair terms (`gramTerm`) of every document: a pair of
+   * COMMON_GRAM_WORDS adjacent in a document then has its gram in the segment. False for segments
+   * written before grams existed (and for test segments), where phrases check positions alone.
+   */
+  readonly commonGrams: boolean;
   /** A fresh cursor over `term`'s postings, or undefined when the term is absent from the segment. */
   postings(term: string, options?: { positions?: boolean }): PostingsCursor | undefined;
 

@@ -6,6 +6,12 @@
  * bitset is then intersected with the live documents and `site:` filters and cleared of exclusions, its
  * population is the count, and its set bits are offered to the collector.
  *
+ * Terms that only add to the score of a match — the optional terms beside required ones, and the
+ * score-only common terms — are not accumulated: once a window's matches and partial scores are known,
+ * each match reads them by advancing their cursors to it, highest bound first, and stops as soon as the
+ * bounds left (each term's maximum contribution over its whole list) cannot lift it to the collector's
+ * threshold. Counting never reads them.
+ *
  * Why it exists beside MaxScore: `total` must be exact, so every posting of a disjunction is decoded by
  * the counting pass whatever the top-k does, and the block codec decodes a posting's frequency with its
  * doc id. Adding one division per posting to that unavoidable pass costs less than MaxScore's candidate
@@ -74,11 +80,12 @@ function accumulateWindow(
 /**
  * Counts the live documents of `seg` that match every `required` term (or, with none required, any
  * `optional` one), every filter and no exclusion, and offers each with its exact score — the sum over the
- * required terms and the optional terms it contains — to `collector` (when given). Returns the count.
+ * required terms and the optional and `scoreOnly` terms it contains — to `collector` (when given).
+ * `scoreOnly` terms never make a document match. Returns the count.
  */
 export function accumulateTerms(
-  seg: SegmentReader, required: TermScorer[], optional: TermScorer[], filters: DocIterator[], exclusions: DocIterator[],
-  live: Uint32Array | undefined, collector: TopK | undefined, bm25: Bm25, norms: Float64Array,
+  seg: SegmentReader, required: TermScorer[], optional: TermScorer[], scoreOnly: TermScorer[], filters: DocIterator[],
+  exclusions: DocIterator[], live: Uint32Array | undefined, collector: TopK | undefined, bm25: Bm25, norms: Float64Array,
 ): number {
   const W = ACCUMULATE_WINDOW;
   const words = W >>> 5;
@@ -87,8 +94,16 @@ export function accumulateTerms(
   const mask = MASK;
   const round = bm25.round;
   const nr = required.length;
-  // count-only with required terms: the optional ones neither filter nor need scoring
-  const opt = nr > 0 && !collector ? [] : optional;
+  // terms whose postings make a document match: the optional ones when nothing is required
+  const opt = nr > 0 ? [] : optional;
+  // terms that only add to the score of a match (read only when scoring): the score-only ones, and the
+  // optional ones too when a term is required. Highest bound first, with rest[j] = Σ bounds of extra[j..].
+  const extra = !collector ? [] : nr > 0 ? [...optional, ...scoreOnly] : [...scoreOnly];
+  const bound = (t: TermScorer) => bm25.score(t.weight, t.cursor.maxFreq, t.cursor.minLength);
+  extra.sort((x, y) => bound(y) - bound(x));
+  const ne = extra.length;
+  const rest = new Float64Array(ne + 1);
+  for (let j = ne - 1; j >= 0; j--) rest[j] = rest[j + 1]! + bound(extra[j]!);
   let count = 0;
 
   for (let base = 0; base < seg.maxDoc; base += W) {
@@ -128,10 +143,6 @@ export function accumulateTerms(
         accumulateWindow(required[i]!.cursor, required[i]!.weight, base, end, target, scores, norms, round);
         if (i > 0) for (let k = 0; k < words; k++) bits[k]! &= mask[k]!;
       }
-      for (const o of opt) {
-        // optional terms only score here: their bits (into the scratch mask) are not kept
-        accumulateWindow(o.cursor, o.weight, base, end, mask, scores, norms, round);
-      }
     } else {
       for (const o of opt) accumulateWindow(o.cursor, o.weight, base, end, bits, scores, norms, round);
     }
@@ -161,8 +172,28 @@ export function accumulateTerms(
         const bit = 31 - Math.clz32(word & -word);
         word &= word - 1;
         const o = (i << 5) | bit;
-        const score = scores![o]!;
-        if (score >= collector.minCompetitive) collector.offer(score, seg, base + o);
+        let score = scores![o]!;
+        if (score + rest[0]! < collector.minCompetitive) continue;
+        if (ne > 0) {
+          // the extra terms, as MaxScore's non-essential ones: advanced to this match only while their
+          // remaining bounds can still lift it to the threshold (ties at it can still enter)
+          const d = base + o;
+          const norm = norms[d]!;
+          let j = 0;
+          for (; j < ne; j++) {
+            if (score + rest[j]! < collector.minCompetitive) break;
+            const c = extra[j]!.cursor;
+            let cd = c.doc();
+            if (cd < d) cd = c.advance(d);
+            if (cd === d) {
+              const tf = c.freq();
+              const s = (extra[j]!.weight * tf) / (tf + norm);
+              score += round ? Math.round(s) : s;
+            }
+          }
+          if (j < ne) continue;
+        }
+        collector.offer(score, seg, base + o);
       }
     }
   }

@@ -2,7 +2,8 @@
  * Exact counting of a disjunction's matches without scoring: the union of the optional terms' postings
  * as a bitset over the segment's doc numbers, intersected with the `site:` filters and the live documents,
  * minus the exclusions, then a population count. Each posting is touched once in a tight loop; no heap, no
- * scores. This is what lets MaxScore skip documents for the top k while `total` stays exact.
+ * scores. This is what lets MaxScore skip documents for the top k while `total` stays exact. A member of
+ * the union may come as a ready bitset (a common term's, cached by the snapshot): it is ORed word by word.
  */
 import { NO_MORE_DOCS, type SegmentReader } from '../index/types.js';
 import type { DocIterator } from './iterators.js';
@@ -20,11 +21,14 @@ function popcount(x: number): number {
 
 /** Live documents of `seg` matching any of `union`, every one of `filters` and none of `exclusions`. Consumes the iterators. */
 export function countDisjunction(
-  seg: SegmentReader, union: DocIterator[], filters: DocIterator[], exclusions: DocIterator[], live: Uint32Array | undefined,
+  seg: SegmentReader, union: (DocIterator | Uint32Array)[], filters: DocIterator[], exclusions: DocIterator[], live: Uint32Array | undefined,
 ): number {
   const words = (seg.maxDoc + 31) >>> 5;
   const bits = new Uint32Array(words);
-  for (const it of union) fill(bits, it);
+  for (const u of union) {
+    if (u instanceof Uint32Array) for (let i = 0; i < words; i++) bits[i]! |= u[i]!;
+    else fill(bits, u);
+  }
   if (filters.length > 0) {
     const f = new Uint32Array(words);
     for (const it of filters) {

@@ -11,19 +11,29 @@
  *     counting pass over bitsets (`count.ts`), so pruning never has to visit a document only to count it;
  * - **leader** (everything else: required clauses, phrases, selective `site:` filters): a conjunction of
  *   the required iterators (the optional union standing in as one required iterator when nothing else is
- *   required) leads; each candidate is checked against exclusions and scored in full. Required clauses are
- *   selective, so the candidates are few and counting comes with the walk.
+ *   required) leads; each candidate is checked against exclusions and counted, and scored only while the
+ *   block maxima of the query's terms around it (block-max, as MaxScore's windows) can reach the
+ *   collector's threshold — so a phrase of common words matching most documents is counted from its
+ *   pair term and scores only the blocks that can still enter the top k.
+ *
+ * Before any of it, the common-terms rule (docs/ranking.md) splits the optional terms of a query without
+ * required terms or phrases: when one of them is rare and another is common in the snapshot, the common
+ * ones become *score-only*: they add to the score of a document another optional clause matches and
+ * match nothing by themselves. Every plan treats them as such: accumulation scores them without setting
+ * match bits, MaxScore keeps them non-essential (never a source of candidates), the leader walk leaves
+ * them out of its union, and counting ignores them — so `total` never pays for their postings.
  *
  * One collector spans all segments, so the threshold found in one segment prunes the next.
  */
-import { NO_MORE_DOCS, SITE_TERM_PREFIX, type PostingsCursor, type SegmentReader } from '../index/types.js';
+import { COMMON_GRAM_WORDS } from '../analysis/common-grams.js';
+import { NO_MORE_DOCS, SITE_TERM_PREFIX, gramTerm, type PostingsCursor, type SegmentReader } from '../index/types.js';
 import { TopK, type CollectedHit } from './collector.js';
 import { accumulateTerms } from './accumulate.js';
 import { countDisjunction } from './count.js';
 import {
   PhraseIterator, TermIterator, UnionIterator, conjunction, matchesAt, type DocIterator,
 } from './iterators.js';
-import type { LogicalQuery, ScoringNode } from './logical.js';
+import type { LogicalQuery, ScoringNode, TermNode } from './logical.js';
 import { topKDisjunction, type TermScorer } from './maxscore.js';
 import type { Snapshot } from './snapshot.js';
 
@@ -44,6 +54,35 @@ export interface Execution {
   top: CollectedHit[];
 }
 
+/**
+ * The logical query bound to a snapshot: `should` holds only the optional clauses that can make a
+ * document match, `scoreOnly` the common optional terms that only score (empty unless the common-terms
+ * rule applies).
+ */
+interface BoundQuery extends LogicalQuery {
+  scoreOnly: TermNode[];
+}
+
+/**
+ * The common-terms rule: a query with no required term or phrase, at least one rare optional term
+ * (0 < df ≤ ratio·N) and at least one common one (df > ratio·N) keeps its rare terms and phrases as the
+ * optional clauses that match, and its common terms as score-only terms. Any other query is unchanged.
+ */
+function bindCommonTerms(snap: Snapshot, q: LogicalQuery): BoundQuery {
+  const unchanged = { ...q, scoreOnly: [] };
+  if (q.must.length > 0) return unchanged;
+  let rare = false;
+  const common: TermNode[] = [];
+  for (const n of q.should) {
+    if (n.kind !== 'term') continue;
+    if (snap.isCommon(n.term)) common.push(n);
+    else if (snap.df(n.term) > 0) rare = true;
+  }
+  if (!rare || common.length === 0) return unchanged;
+  const scoreOnly = new Set<ScoringNode>(common);
+  return { ...q, should: q.should.filter((n) => !scoreOnly.has(n)), scoreOnly: common };
+}
+
 /** Distinct scoring terms of the query, numbered, with their weights. */
 interface Weight {
   ids: Map<string, number>;
@@ -52,16 +91,18 @@ interface Weight {
 
 /** A clause opened on one segment: its exact iterator and, per distinct term, a cursor to read tf from. */
 interface OpenClause {
+  node: ScoringNode;
   it: DocIterator;
   terms: { id: number; cursor: PostingsCursor }[];
 }
 
-export function execute(snap: Snapshot, q: LogicalQuery, k: number): Execution {
-  const scoring = [...q.must, ...q.should];
+export function execute(snap: Snapshot, logical: LogicalQuery, k: number): Execution {
+  const scoring = [...logical.must, ...logical.should];
   // CONTRACT §2: without a required term or phrase a document must match an optional one, so a query
   // with neither (only `site:` filters and exclusions) matches nothing
   if (scoring.length === 0) return { total: 0, top: [] };
   if (snap.docCount === 0) return { total: 0, top: [] };
+  const q = bindCommonTerms(snap, logical);
 
   const ids = new Map<string, number>();
   const w: number[] = [];
@@ -89,7 +130,7 @@ function openNode(seg: SegmentReader, n: ScoringNode, weight: Weight): OpenClaus
   if (n.kind === 'term') {
     const cursor = seg.postings(n.term);
     if (!cursor) return undefined;
-    return { it: new TermIterator(cursor), terms: [{ id: weight.ids.get(n.term) ?? -1, cursor }] };
+    return { node: n, it: new TermIterator(cursor), terms: [{ id: weight.ids.get(n.term) ?? -1, cursor }] };
   }
   // one cursor per distinct term; slots map each phrase offset to its term's cursor
   const distinct: string[] = [];
@@ -99,14 +140,30 @@ function openNode(seg: SegmentReader, n: ScoringNode, weight: Weight): OpenClaus
     if (k < 0) k = distinct.push(t) - 1;
     slots[i] = k;
   });
+  // the phrase's pairs of common words, when the segment indexes them: a pair in no document of the
+  // segment means the phrase is in none either
+  const gramTerms = new Set<string>();
+  if (seg.commonGrams) {
+    for (let i = 0; i + 1 < n.terms.length; i++) {
+      const [a, b] = [n.terms[i]!, n.terms[i + 1]!];
+      if (COMMON_GRAM_WORDS.has(a) && COMMON_GRAM_WORDS.has(b)) gramTerms.add(gramTerm(a, b));
+    }
+  }
+  const grams: PostingsCursor[] = [];
+  for (const g of gramTerms) {
+    const c = seg.postings(g);
+    if (!c) return undefined;
+    grams.push(c);
+  }
+  const exact = n.terms.length === 2 && grams.length === 1;
   const cursors: PostingsCursor[] = [];
   for (const t of distinct) {
-    const c = seg.postings(t, { positions: n.terms.length > 1 });
+    const c = seg.postings(t, { positions: n.terms.length > 1 && !exact });
     if (!c) return undefined;
     cursors.push(c);
   }
   const terms = distinct.map((t, i) => ({ id: weight.ids.get(t) ?? -1, cursor: cursors[i]! }));
-  return { it: n.terms.length === 1 ? new TermIterator(cursors[0]!) : new PhraseIterator(cursors, slots), terms };
+  return { node: n, it: n.terms.length === 1 ? new TermIterator(cursors[0]!) : new PhraseIterator(cursors, slots, grams, exact), terms };
 }
 
 function openSite(seg: SegmentReader, host: string): DocIterator | undefined {
@@ -118,12 +175,14 @@ function openSite(seg: SegmentReader, host: string): DocIterator | undefined {
 interface Opened {
   must: OpenClause[];
   should: OpenClause[];
+  /** Score-only terms present in the segment. */
+  scoreOnly: OpenClause[];
   exclusions: DocIterator[];
   /** Required site iterators, the optional-site union counted as one. */
   siteFilters: DocIterator[];
 }
 
-function open(seg: SegmentReader, q: LogicalQuery, weight: Weight): Opened | undefined {
+function open(seg: SegmentReader, q: BoundQuery, weight: Weight): Opened | undefined {
   const must: OpenClause[] = [];
   for (const n of q.must) {
     const c = openNode(seg, n, weight);
@@ -136,6 +195,11 @@ function open(seg: SegmentReader, q: LogicalQuery, weight: Weight): Opened | und
     if (c) should.push(c);
   }
   if (q.must.length === 0 && q.should.length > 0 && should.length === 0) return undefined;
+  const scoreOnly: OpenClause[] = [];
+  for (const n of q.scoreOnly) {
+    const c = openNode(seg, n, weight);
+    if (c) scoreOnly.push(c);
+  }
   const siteFilters: DocIterator[] = [];
   for (const h of q.siteMust) {
     const it = openSite(seg, h);
@@ -156,11 +220,11 @@ function open(seg: SegmentReader, q: LogicalQuery, weight: Weight): Opened | und
     const it = openSite(seg, h);
     if (it) exclusions.push(it);
   }
-  return { must, should, exclusions, siteFilters };
+  return { must, should, scoreOnly, exclusions, siteFilters };
 }
 
 function executeSegment(
-  snap: Snapshot, seg: SegmentReader, q: LogicalQuery, weight: Weight, collector: TopK | undefined, stamps: Int32Array,
+  snap: Snapshot, seg: SegmentReader, q: BoundQuery, weight: Weight, collector: TopK | undefined, stamps: Int32Array,
 ): number {
   const opened = open(seg, q, weight);
   if (!opened) return 0;
@@ -175,19 +239,23 @@ function executeSegment(
     // sparse one leads the walk far more cheaply than decoding every posting
     const leaderCost = Math.min(siteCost, ...opened.must.map((c) => c.it.cost));
     if (snap.plan === 'accumulate' || (snap.plan === 'auto' && dense(leaderCost))) {
-      return accumulateTerms(seg, scorersOf(opened.must), scorersOf(opened.should), opened.siteFilters, opened.exclusions,
-        snap.liveBits(seg), collector, snap.bm25, snap.norms(seg));
+      return accumulateTerms(seg, scorersOf(opened.must), scorersOf(opened.should), scorersOf(opened.scoreOnly),
+        opened.siteFilters, opened.exclusions, snap.liveBits(seg), collector, snap.bm25, snap.norms(seg));
     }
   } else if (termsOnly && opened.should.length > 0) {
     let shouldCost = 0;
     for (const c of opened.should) shouldCost += c.it.cost;
     if (siteCost * SITE_LEAD_RATIO >= shouldCost) {
-      if (snap.plan === 'accumulate' || (snap.plan === 'auto' && dense(shouldCost))) {
-        return accumulateTerms(seg, [], scorersOf(opened.should), opened.siteFilters, opened.exclusions,
-          snap.liveBits(seg), collector, snap.bm25, snap.norms(seg));
+      // common terms are counted from their cached bitsets: only the others' postings make counting dense
+      const bitsets = opened.should.map((c) => snap.termBits(seg, (c.node as TermNode).term));
+      let countCost = 0;
+      opened.should.forEach((c, i) => { if (!bitsets[i]) countCost += c.it.cost; });
+      if (snap.plan === 'accumulate' || (snap.plan === 'auto' && dense(countCost))) {
+        return accumulateTerms(seg, [], scorersOf(opened.should), scorersOf(opened.scoreOnly), opened.siteFilters,
+          opened.exclusions, snap.liveBits(seg), collector, snap.bm25, snap.norms(seg));
       }
       // counting consumes its own iterators; the top-k pass gets fresh ones
-      const total = countDisjunction(seg, opened.should.map((c) => c.it), opened.siteFilters, opened.exclusions, snap.liveBits(seg));
+      const total = countDisjunction(seg, opened.should.map((c, i) => bitsets[i] ?? c.it), opened.siteFilters, opened.exclusions, snap.liveBits(seg));
       if (collector && total > 0) {
         const fresh = open(seg, q, weight)!;
         const filtered = seg.liveDocs < seg.maxDoc || fresh.siteFilters.length > 0 || fresh.exclusions.length > 0;
@@ -197,7 +265,7 @@ function executeSegment(
           for (const e of fresh.exclusions) if (matchesAt(e, doc)) return false;
           return true;
         };
-        topKDisjunction(seg, scorersOf(fresh.should), accept, collector, snap.bm25, snap.norms(seg));
+        topKDisjunction(seg, scorersOf(fresh.should), scorersOf(fresh.scoreOnly), accept, collector, snap.bm25, snap.norms(seg));
       }
       return total;
     }
@@ -208,7 +276,7 @@ function executeSegment(
 let stampCounter = 0;
 
 function leaderWalk(
-  snap: Snapshot, seg: SegmentReader, q: LogicalQuery, o: Opened, weight: Weight, collector: TopK | undefined, stamps: Int32Array,
+  snap: Snapshot, seg: SegmentReader, q: BoundQuery, o: Opened, weight: Weight, collector: TopK | undefined, stamps: Int32Array,
 ): number {
   const required: DocIterator[] = [...o.must.map((c) => c.it), ...o.siteFilters];
   const needShould = q.must.length === 0 && q.should.length > 0;
@@ -219,7 +287,14 @@ function leaderWalk(
   const norms = collector ? snap.norms(seg) : undefined;
   const weights = weight.weights;
   const nMust = o.must.length;
-  const nShould = o.should.length;
+  const scoring = [...o.must, ...o.should, ...o.scoreOnly];
+  // one cursor per distinct scoring term, for block-max bounds: the sum of the bounds of the blocks that
+  // hold the candidate bounds its score; it holds up to the nearest of those blocks' ends (`windowEnd`)
+  const bounded = new Map<number, OpenClause['terms'][number]>();
+  for (const c of scoring) for (const t of c.terms) if (t.id >= 0 && !bounded.has(t.id)) bounded.set(t.id, t);
+  const boundTerms = [...bounded.values()];
+  let windowEnd = -1;
+  let windowBound = Infinity;
   let count = 0;
   for (let doc = leader.nextDoc(); doc !== NO_MORE_DOCS; doc = leader.nextDoc()) {
     if (!seg.isLive(doc)) continue;
@@ -228,15 +303,30 @@ function leaderWalk(
     if (excluded) continue;
     count++;
     if (!collector) continue;
+    if (collector.minCompetitive > -Infinity) {
+      if (doc > windowEnd) {
+        windowEnd = NO_MORE_DOCS;
+        windowBound = 0;
+        for (const t of boundTerms) {
+          const end = t.cursor.shallowAdvance(doc);
+          if (end === NO_MORE_DOCS) continue; // no posting at or after doc: contributes nothing
+          windowBound += snap.bm25.score(weights[t.id]!, t.cursor.blockMaxFreq(), t.cursor.blockMinLength());
+          if (end < windowEnd) windowEnd = end;
+        }
+      }
+      if (windowBound < collector.minCompetitive) continue; // counted; cannot enter the top k
+    }
     const stamp = (stampCounter = (stampCounter + 1) | 0);
     const norm = norms![doc]!;
     let score = 0;
-    for (let ci = 0; ci < nMust + nShould; ci++) {
-      const c = ci < nMust ? o.must[ci]! : o.should[ci - nMust]!;
+    for (let ci = 0; ci < scoring.length; ci++) {
+      const c = scoring[ci]!;
       if (ci >= nMust && !matchesAt(c.it, doc)) continue;
       for (const t of c.terms) {
         if (t.id < 0 || stamps[t.id] === stamp) continue; // a term of several matched clauses counts once
         stamps[t.id] = stamp;
+        // a clause's cursors sit on doc, except those an exact phrase left behind (it matched by its gram)
+        if (t.cursor.doc() < doc) t.cursor.advance(doc);
         const tf = t.cursor.freq();
         const s = (weights[t.id]! * tf) / (tf + norm); // rank/bm25.ts Bm25.score, with norm(dl) from the table
         score += round ? Math.round(s) : s;

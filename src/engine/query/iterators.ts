@@ -44,16 +44,25 @@ export class TermIterator implements DocIterator {
 
 /**
  * Documents where the phrase's terms occur at consecutive positions. `cursors` holds one cursor per
- * *distinct* term (opened with positions) and `slots[i]` is the cursor of the term at offset i, so a
- * repeated term (`"the the the …"`) is decoded once however often the phrase repeats it.
+ * *distinct* term (opened with positions unless `exact`) and `slots[i]` is the cursor of the term at
+ * offset i, so a repeated term (`"the the the …"`) is decoded once however often the phrase repeats it.
+ *
+ * `grams` are the cursors of the phrase's common-word pair terms (analysis/common-grams.ts): every
+ * matching document has them all, so they join the conjunction (usually leading it: a pair is rarer than
+ * either word). `exact` says the grams alone decide the match — a two-word phrase whose pair is a gram:
+ * then the grams alone are intersected, no position is read, and the term cursors are left where they
+ * are (a scorer advances them to the matches it scores).
  */
 export class PhraseIterator implements DocIterator {
   readonly cost: number;
   private current = -1;
-  /** Cursors sorted by docFreq ascending, for the conjunction. */
+  /** Term and gram cursors sorted by docFreq ascending, for the conjunction. */
   private readonly byCost: PostingsCursor[];
-  constructor(readonly cursors: PostingsCursor[], private readonly slots: Int32Array) {
-    this.byCost = [...cursors].sort((a, b) => a.docFreq - b.docFreq);
+  constructor(
+    readonly cursors: PostingsCursor[], private readonly slots: Int32Array,
+    grams: PostingsCursor[] = [], private readonly exact = false,
+  ) {
+    this.byCost = (exact ? [...grams] : [...grams, ...cursors]).sort((a, b) => a.docFreq - b.docFreq);
     this.cost = this.byCost[0]!.docFreq;
   }
   doc(): number { return this.current; }
@@ -72,7 +81,7 @@ export class PhraseIterator implements DocIterator {
         if (cd > d) { d = lead.advance(cd); agreed = false; break; }
       }
       if (agreed) {
-        if (this.positionsMatch()) return (this.current = d);
+        if (this.exact || this.positionsMatch()) return (this.current = d);
         d = lead.nextDoc();
       }
     }

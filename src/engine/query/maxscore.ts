@@ -9,6 +9,9 @@
  * first, until the remaining bounds cannot lift it to the threshold. A window whose whole sum is below the
  * threshold is skipped without decoding a document.
  *
+ * Score-only terms (the common terms of executor.ts's common-terms rule) are kept non-essential whatever
+ * their bounds: they never propose a candidate, only add to the score of one an optional term proposed.
+ *
  * Documents it skips are not counted here: `count.ts` counts the same disjunction exactly.
  */
 import { NO_MORE_DOCS, type PostingsCursor, type SegmentReader } from '../index/types.js';
@@ -21,14 +24,18 @@ export interface TermScorer {
 }
 
 /**
- * Offers to `collector` every document (that `accept`s, when given) whose score could enter it, with its
- * exact score. `accept` is called with increasing doc numbers and says whether a candidate passes the
- * filters (liveness included); without it every document is live and unfiltered.
+ * Offers to `collector` every document matching one of `optional` (that `accept`s, when given) whose score
+ * could enter it, with its exact score over `optional` and `scoreOnly`. `accept` is called with increasing
+ * doc numbers and says whether a candidate passes the filters (liveness included); without it every
+ * document is live and unfiltered.
  */
 export function topKDisjunction(
-  seg: SegmentReader, scorers: TermScorer[], accept: ((doc: number) => boolean) | undefined, collector: TopK, bm25: Bm25,
-  norms: Float64Array,
+  seg: SegmentReader, optional: TermScorer[], scoreOnly: TermScorer[], accept: ((doc: number) => boolean) | undefined,
+  collector: TopK, bm25: Bm25, norms: Float64Array,
 ): void {
+  // score-only scorers first: the window order below keeps them ahead of every optional one
+  const scorers = [...scoreOnly, ...optional];
+  const fixed = scoreOnly.length;
   const n = scorers.length;
   // Parallel arrays in the window's ascending-bound order (re-sorted per window).
   const order = Array.from({ length: n }, (_, i) => i);
@@ -40,7 +47,7 @@ export function topKDisjunction(
   /** prefix[i] = Σ bounds of cursors[0..i]. */
   const prefix = new Float64Array(n);
   const firstEssential = (t: number): number => {
-    let e = 0;
+    let e = fixed;
     while (e < n && prefix[e]! < t) e++;
     return e;
   };
@@ -49,6 +56,7 @@ export function topKDisjunction(
   let windowStart = 0;
   while (windowStart < NO_MORE_DOCS) {
     let windowEnd = NO_MORE_DOCS;
+    let candidates = false;
     for (let i = 0; i < n; i++) {
       const c = allCursors[i]!;
       const end = c.shallowAdvance(windowStart);
@@ -57,10 +65,12 @@ export function topKDisjunction(
       } else {
         bounds[i] = bm25.score(allWeights[i]!, c.blockMaxFreq(), c.blockMinLength());
         if (end < windowEnd) windowEnd = end;
+        if (i >= fixed) candidates = true;
       }
     }
-    if (windowEnd === NO_MORE_DOCS) return; // every list exhausted
-    order.sort((x, y) => bounds[x]! - bounds[y]!);
+    if (!candidates) return; // every optional list exhausted: nothing left can match
+    // ascending bound, score-only scorers ahead of every optional one
+    order.sort((x, y) => (x < fixed ? 0 : 1) - (y < fixed ? 0 : 1) || bounds[x]! - bounds[y]!);
     let acc = 0;
     for (let i = 0; i < n; i++) {
       const o = order[i]!;

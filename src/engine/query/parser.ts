@@ -9,20 +9,20 @@
  *   the end of `q` when unmatched), `site:host` (the prefix in any case), or a bare term;
  * - a lone `+`, `-` or `site:` (nothing after it) is ignored.
  *
- * A *clause* (what the 64-clause limit counts) is one term, phrase or `site:` token as written, before
- * analysis: ignored lone operators are not clauses, a word that analyzes to nothing is. A bare word that
- * analyzes to several tokens (`e-mail`, `U.S.A`) stays one clause whose tokens are separate terms with the
- * word's occur (not a phrase: only quotes make phrases). Words and phrases that analyze to nothing are
- * dropped after counting.
+ * A *clause* is one term, phrase or `site:` token as written. A bare word that analyzes to several tokens
+ * (`e-mail`, `U.S.A`) stays one clause whose tokens are separate terms with the word's occur (not a
+ * phrase: only quotes make phrases). Words and phrases that analyze to nothing are dropped.
+ *
+ * There is no limit on the number of clauses: pasted paragraphs and agents' questions are ordinary
+ * queries. The byte limit bounds the work — at most MAX_QUERY_BYTES / 2 clauses — and repeated clauses
+ * are merged downstream (logical.ts), so a long query costs what its distinct terms cost.
  */
 import { domainToASCII } from 'node:url';
 import { BadQueryError } from '../../kernel/errors.js';
 import { analyze } from '../analysis/analyzer.js';
 
-/** Longest `q` accepted, in UTF-8 bytes (CONTRACT §1 `bad_query`). */
-export const MAX_QUERY_BYTES = 1024;
-/** Most clauses accepted (CONTRACT §1 `bad_query`); see the module comment for what a clause is. */
-export const MAX_QUERY_CLAUSES = 64;
+/** Longest `q` accepted, in UTF-8 bytes (CONTRACT §1 `bad_query`): room for a long question or a pasted paragraph. */
+export const MAX_QUERY_BYTES = 4096;
 
 export type Occur = 'should' | 'must' | 'mustNot';
 
@@ -82,8 +82,8 @@ export function normalizeSiteHost(operand: string): string {
 }
 
 /**
- * Parses and validates `q`. Throws BadQueryError when `q` is not a string, is empty after trimming, is over
- * MAX_QUERY_BYTES, or has over MAX_QUERY_CLAUSES clauses.
+ * Parses and validates `q`. Throws BadQueryError when `q` is not a string, is empty after trimming, or is
+ * over MAX_QUERY_BYTES.
  */
 export function parseQuery(q: unknown): ParsedQuery {
   if (typeof q !== 'string') throw new BadQueryError('The query must be a string.');
@@ -92,7 +92,6 @@ export function parseQuery(q: unknown): ParsedQuery {
   if (bytes > MAX_QUERY_BYTES) throw new BadQueryError(`The query is ${bytes} bytes long; the limit is ${MAX_QUERY_BYTES}.`);
 
   const clauses: Clause[] = [];
-  let written = 0;
   let hasPhrase = false;
   const n = q.length;
   let i = 0;
@@ -107,7 +106,6 @@ export function parseQuery(q: unknown): ParsedQuery {
       const close = q.indexOf('"', i + 1);
       const end = close < 0 ? n : close + 1;
       const body = q.slice(i + 1, close < 0 ? n : close);
-      written++;
       const terms = analyze(body).map((t) => t.term);
       if (terms.length > 0) {
         clauses.push({ kind: 'phrase', occur, start: i, end, terms });
@@ -122,12 +120,10 @@ export function parseQuery(q: unknown): ParsedQuery {
     if (word === '') continue; // a lone operator
     if (word.length >= 5 && word.slice(0, 5).toLowerCase() === 'site:') {
       if (word.length === 5) continue; // a lone `site:`
-      written++;
       const host = normalizeSiteHost(word.slice(5));
       if (host !== '') clauses.push({ kind: 'site', occur, start, end: i, host });
       continue;
     }
-    written++;
     const tokens = analyze(word);
     if (tokens.length > 0) {
       clauses.push({
@@ -136,6 +132,5 @@ export function parseQuery(q: unknown): ParsedQuery {
       });
     }
   }
-  if (written > MAX_QUERY_CLAUSES) throw new BadQueryError(`The query has ${written} clauses; the limit is ${MAX_QUERY_CLAUSES}.`);
   return { source: q, clauses, hasPhrase };
 }

@@ -81,6 +81,11 @@ export interface SearcherOptions {
   scoring?: ScoringMode;
   /** INTERNAL (tests, benches): force one disjunction plan instead of choosing by density. Default `'auto'`. */
   plan?: DisjunctionPlan;
+  /**
+   * INTERNAL (tests, benches): the df/N fraction above which an optional term is common (snapshot.ts
+   * COMMON_TERM_RATIO, the default); 1 (or more) turns the common-terms rule off.
+   */
+  commonTermRatio?: number;
   /** Bytes the snapshot's files take on disk, reported by stats(). Default 0. */
   bytes?: number;
   /**
@@ -123,7 +128,7 @@ class SnapshotSearcher implements Searcher {
   private readonly corrections = new Map<string, string | null>();
 
   constructor(private readonly segments: SegmentReader[], readonly generation: number, options: SearcherOptions) {
-    this.snap = new Snapshot(segments, options.scoring ?? 'int', options.plan ?? 'auto');
+    this.snap = new Snapshot(segments, options.scoring ?? 'int', options.plan ?? 'auto', options.commonTermRatio);
     this.docCount = this.snap.docCount;
     this.bytes = options.bytes ?? 0;
     this.dictionaryBase = options.dictionaryFrom;

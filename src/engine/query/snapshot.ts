@@ -18,6 +18,20 @@ export const DF_CACHE_LIMIT = 100_000;
  */
 export type DisjunctionPlan = 'auto' | 'maxscore' | 'accumulate';
 
+/**
+ * A term is *common* in a snapshot when it occurs in more than this fraction of its live documents:
+ * df > COMMON_TERM_RATIO × N (one float64 multiplication). In a query without required terms or
+ * phrases that also has a rare optional term, common optional terms only add to the score of documents
+ * that match another optional clause (docs/ranking.md, "Common terms"; executor.ts).
+ */
+export const COMMON_TERM_RATIO = 0.3;
+
+/**
+ * Bytes of per-segment term bitsets a snapshot keeps (`termBits`): 64 MiB holds about a hundred bitsets
+ * of a 5M-document segment. Past it, terms are counted from their postings as before.
+ */
+export const TERM_BITS_CACHE_BYTES = 64 * 1024 * 1024;
+
 export class Snapshot {
   readonly docCount: number;
   readonly lengthSum: number;
@@ -25,8 +39,13 @@ export class Snapshot {
   private readonly dfCache = new Map<string, number>();
   private readonly liveBitsCache = new Map<SegmentReader, Uint32Array>();
   private readonly normsCache = new Map<SegmentReader, Float64Array>();
+  private readonly termBitsCache = new Map<SegmentReader, Map<string, Uint32Array>>();
+  private termBitsBytes = 0;
 
-  constructor(readonly segments: readonly SegmentReader[], mode: ScoringMode, readonly plan: DisjunctionPlan = 'auto') {
+  constructor(
+    readonly segments: readonly SegmentReader[], mode: ScoringMode, readonly plan: DisjunctionPlan = 'auto',
+    readonly commonTermRatio: number = COMMON_TERM_RATIO,
+  ) {
     let n = 0;
     let sum = 0;
     for (const s of segments) {
@@ -36,6 +55,11 @@ export class Snapshot {
     this.docCount = n;
     this.lengthSum = sum;
     this.bm25 = new Bm25(n, sum, mode);
+  }
+
+  /** df(term) > commonTermRatio × N (see COMMON_TERM_RATIO). */
+  isCommon(term: string): boolean {
+    return this.df(term) > this.commonTermRatio * this.docCount;
   }
 
   /** Live documents containing `term`. */
@@ -72,6 +96,29 @@ export class Snapshot {
       this.normsCache.set(s, norms);
     }
     return norms;
+  }
+
+  /**
+   * The documents of `term` in `s` as a bitset (bit d set when doc d has it, deleted docs included),
+   * kept for the snapshot's life — only for terms in more than `commonTermRatio` of the segment's docs,
+   * while TERM_BITS_CACHE_BYTES allows: counting a union ORs its words (maxDoc/32 operations) instead of
+   * decoding the postings of a word that is in most documents at every query. Undefined otherwise.
+   */
+  termBits(s: SegmentReader, term: string): Uint32Array | undefined {
+    let perSegment = this.termBitsCache.get(s);
+    let bits = perSegment?.get(term);
+    if (bits) return bits;
+    const df = s.docFreq(term);
+    if (df === 0 || df <= this.commonTermRatio * s.maxDoc) return undefined;
+    const words = (s.maxDoc + 31) >>> 5;
+    if (this.termBitsBytes + 4 * words > TERM_BITS_CACHE_BYTES) return undefined;
+    bits = new Uint32Array(words);
+    const c = s.postings(term)!;
+    for (let d = c.nextDoc(); d !== NO_MORE_DOCS; d = c.nextDoc()) bits[d >>> 5]! |= 1 << (d & 31);
+    if (!perSegment) this.termBitsCache.set(s, (perSegment = new Map()));
+    perSegment.set(term, bits);
+    this.termBitsBytes += 4 * words;
+    return bits;
   }
 
   /** Bit d set when doc d is live; undefined when every doc of the segment is. */

@@ -6,7 +6,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Index, type CommitInfo } from '../../../src/engine/index/index.js';
+import { Index, type CommitInfo } from '../../../src/engine/index.js';
 import { liveDocuments, tempDir } from './fixtures.js';
 
 test('a second Index sees another writer\'s commits on refresh; old snapshots keep answering', async (t) => {

@@ -8,6 +8,7 @@ import fc from 'fast-check';
 import { QuarryError } from '../../../src/kernel/errors.js';
 import { MAX_CID, parseCid } from '../../../src/kernel/cid.js';
 import { createSearcher } from '../../../src/engine/query/searcher.js';
+import { MAX_QUERY_BYTES } from '../../../src/engine/query/parser.js';
 import { MemorySegment } from '../support/memory-segment.js';
 
 const searcher = createSearcher([new MemorySegment('s', [
@@ -30,7 +31,7 @@ test('bad pages are bad_page: negative, fractional, NaN, non-numbers, past the d
 
 test('bad pageSize is bad_request; bad queries are bad_query', () => {
   for (const pageSize of [0, -3, 2.5, NaN, 10_001]) assert.equal(code(() => searcher.search('alpha', { pageSize })), 'bad_request');
-  for (const q of ['', ' ', undefined, null, 7, 'a'.repeat(1025)]) assert.equal(code(() => searcher.search(q as string)), 'bad_query');
+  for (const q of ['', ' ', undefined, null, 7, 'a'.repeat(MAX_QUERY_BYTES + 1)]) assert.equal(code(() => searcher.search(q as string)), 'bad_query');
   for (const p of ['', '   ', undefined]) assert.equal(code(() => searcher.suggest(p as string)), 'bad_query');
   assert.equal(code(() => searcher.search('alpha', null as never)), 'ok');
 });

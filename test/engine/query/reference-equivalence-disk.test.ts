@@ -12,7 +12,10 @@ import fc from 'fast-check';
 import { Index, createSearcher, type Searcher } from '../../../src/engine/index.js';
 import type { StoredDocument } from '../../../src/engine/index/types.js';
 import { WORDS, cidOf, docArb, historyArb, queryArb, type History } from './arbitraries.js';
-import { referenceSearch } from './reference.js';
+import { REFERENCE_COMMON_RATIO, referenceSearch } from './reference.js';
+
+/** Common-term cutoffs besides the default (the `auto` searcher's), under which this small vocabulary has rare and common terms. */
+const ratioArb = fc.constantFrom(0.1, 0.5, 0.7);
 
 async function buildOnDisk(dir: string, history: History): Promise<{ index: Index; live: StoredDocument[] }> {
   const index = await Index.open(dir);
@@ -39,15 +42,15 @@ test('the engine over the on-disk index equals the reference evaluator', async (
   const root = mkdtempSync(join(tmpdir(), 'quarry-query-disk-'));
   let n = 0;
   try {
-    await fc.assert(fc.asyncProperty(historyArb(12), fc.array(queryArb, { minLength: 1, maxLength: 6 }), fc.integer({ min: 1, max: 5 }), async (history, queries, pageSize) => {
+    await fc.assert(fc.asyncProperty(historyArb(12), fc.array(queryArb, { minLength: 1, maxLength: 6 }), fc.integer({ min: 1, max: 5 }), ratioArb, async (history, queries, pageSize, ratio) => {
       const { index, live } = await buildOnDisk(join(root, String(n++)), history);
       try {
         const auto = index.searcher() as Searcher;
         assert.equal(auto.docCount, live.length);
         const segments = [...index.snapshot().segments];
-        const forced = (['maxscore', 'accumulate'] as const).map((plan) => createSearcher(segments, auto.generation, { plan }));
+        const forced = (['maxscore', 'accumulate'] as const).map((plan) => createSearcher(segments, auto.generation, { plan, commonTermRatio: ratio }));
         for (const q of queries) for (const searcher of [auto, ...forced]) {
-          const want = referenceSearch(live, q);
+          const want = referenceSearch(live, q, searcher === auto ? REFERENCE_COMMON_RATIO : ratio);
           const all = searcher.search(q, { pageSize: 1000, snippets: false });
           assert.equal(all.total, want.total, `total of ${q}`);
           assert.equal(all.phraseExact, want.phraseExact, `phraseExact of ${q}`);
@@ -73,15 +76,15 @@ test('the engine over the on-disk index equals the reference on corpora with man
   }), { minLength: 1, maxLength: 3 });
   const terms = fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 7 }).map((ws) => ws.join(' '));
   try {
-    await fc.assert(fc.asyncProperty(big, fc.array(terms, { minLength: 1, maxLength: 4 }), fc.integer({ min: 1, max: 10 }), async (history, queries, pageSize) => {
+    await fc.assert(fc.asyncProperty(big, fc.array(terms, { minLength: 1, maxLength: 4 }), fc.integer({ min: 1, max: 10 }), ratioArb, async (history, queries, pageSize, ratio) => {
       const { index, live } = await buildOnDisk(join(root, String(n++)), history);
       try {
         const auto = index.searcher() as Searcher;
         const segments = [...index.snapshot().segments];
-        const forced = (['maxscore', 'accumulate'] as const).map((plan) => createSearcher(segments, auto.generation, { plan }));
+        const forced = (['maxscore', 'accumulate'] as const).map((plan) => createSearcher(segments, auto.generation, { plan, commonTermRatio: ratio }));
         for (const q of queries) {
-          const want = referenceSearch(live, q);
           for (const searcher of [auto, ...forced]) {
+            const want = referenceSearch(live, q, searcher === auto ? REFERENCE_COMMON_RATIO : ratio);
             const got = searcher.search(q, { pageSize, snippets: false });
             assert.equal(got.total, want.total, `total of ${q}`);
             assert.deepEqual(got.hits.map((h) => [h.cid, h.score]), want.hits.slice(0, pageSize).map((h) => [h.cid, h.score]), `hits of ${q}`);

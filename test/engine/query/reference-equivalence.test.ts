@@ -11,14 +11,20 @@ import type { StoredDocument } from '../../../src/engine/index/types.js';
 import { createSearcher } from '../../../src/engine/query/searcher.js';
 import type { MemorySegment } from '../support/memory-segment.js';
 import { TEMPLATES, WORDS, build, docArb, historyArb, longQueryArb, queryArb } from './arbitraries.js';
-import { referenceSearch } from './reference.js';
+import { REFERENCE_COMMON_RATIO, referenceSearch } from './reference.js';
+
+/**
+ * Common-term cutoffs (df/N) the properties draw from: the default and others, so that the small
+ * vocabulary of these corpora is split into rare and common terms in several ways; 1 turns the rule off.
+ */
+const ratioArb = fc.constantFrom(REFERENCE_COMMON_RATIO, 0.1, 0.5, 0.7, 1);
 
 /** Checks every disjunction plan: the automatic choice and each one forced. */
-function check(segments: MemorySegment[], live: StoredDocument[], q: string, pageSize: number, page: number): void {
-  const want = referenceSearch(live, q);
+function check(segments: MemorySegment[], live: StoredDocument[], q: string, pageSize: number, page: number, ratio: number): void {
+  const want = referenceSearch(live, q, ratio);
   const expected = want.hits.slice(page * pageSize, (page + 1) * pageSize);
   for (const plan of ['auto', 'maxscore', 'accumulate'] as const) {
-    const searcher = createSearcher(segments, 1, { plan });
+    const searcher = createSearcher(segments, 1, { plan, commonTermRatio: ratio });
     const got = searcher.search(q, { page, pageSize, snippets: false });
     assert.equal(got.total, want.total, `total of ${q} (${plan})`);
     assert.equal(got.phraseExact, want.phraseExact, `phraseExact of ${q} (${plan})`);
@@ -27,16 +33,16 @@ function check(segments: MemorySegment[], live: StoredDocument[], q: string, pag
 }
 
 test('engine equals the reference evaluator on random corpora and queries (full lists)', () => {
-  fc.assert(fc.property(historyArb(12), fc.array(queryArb, { minLength: 1, maxLength: 5 }), (history, queries) => {
+  fc.assert(fc.property(historyArb(12), fc.array(queryArb, { minLength: 1, maxLength: 5 }), ratioArb, (history, queries, ratio) => {
     const { segments, live } = build(history);
-    for (const q of queries) check(segments, live, q, 1000, 0);
+    for (const q of queries) check(segments, live, q, 1000, 0, ratio);
   }), { numRuns: 300 });
 });
 
 test('engine equals the reference evaluator on small pages, where top-k pruning skips documents', () => {
-  fc.assert(fc.property(historyArb(12), queryArb, fc.integer({ min: 1, max: 4 }), fc.integer({ min: 0, max: 3 }), (history, q, pageSize, page) => {
+  fc.assert(fc.property(historyArb(12), queryArb, fc.integer({ min: 1, max: 4 }), fc.integer({ min: 0, max: 3 }), ratioArb, (history, q, pageSize, page, ratio) => {
     const { segments, live } = build(history);
-    check(segments, live, q, pageSize, page);
+    check(segments, live, q, pageSize, page, ratio);
   }), { numRuns: 300 });
 });
 
@@ -49,9 +55,9 @@ test('engine equals the reference on corpora with many blocks per postings list 
     { minLength: 1, maxLength: 2 },
   );
   const terms = fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 6 }).map((ws) => ws.join(' '));
-  fc.assert(fc.property(big, terms, fc.integer({ min: 1, max: 10 }), (history, q, pageSize) => {
+  fc.assert(fc.property(big, terms, fc.integer({ min: 1, max: 10 }), ratioArb, (history, q, pageSize, ratio) => {
     const { segments, live } = build(history);
-    check(segments, live, q, pageSize, 0);
+    check(segments, live, q, pageSize, 0, ratio);
   }), { numRuns: 25 });
 });
 
@@ -64,16 +70,16 @@ test('engine equals the reference on corpora of repeated documents (score ties a
     { minLength: 1, maxLength: 3 },
   );
   const q = fc.array(fc.constantFrom('alpha', 'beta', 'gamma', 'cat', 'run', 'the', '+alpha', '-cat', 'site:a.com'), { minLength: 1, maxLength: 4 }).map((ws) => ws.join(' '));
-  fc.assert(fc.property(history, q, fc.integer({ min: 1, max: 5 }), fc.integer({ min: 0, max: 2 }), (h, query, pageSize, page) => {
+  fc.assert(fc.property(history, q, fc.integer({ min: 1, max: 5 }), fc.integer({ min: 0, max: 2 }), ratioArb, (h, query, pageSize, page, ratio) => {
     const { segments, live } = build(h);
-    check(segments, live, query, pageSize, page);
+    check(segments, live, query, pageSize, page, ratio);
   }), { numRuns: 200 });
 });
 
 test('engine equals the reference on long queries (many-clause unions, phrases among them)', () => {
-  fc.assert(fc.property(historyArb(12), longQueryArb, fc.integer({ min: 1, max: 5 }), (history, q, pageSize) => {
+  fc.assert(fc.property(historyArb(12), longQueryArb, fc.integer({ min: 1, max: 5 }), ratioArb, (history, q, pageSize, ratio) => {
     const { segments, live } = build(history);
-    check(segments, live, q, pageSize, 0);
-    check(segments, live, q, 1000, 0);
+    check(segments, live, q, pageSize, 0, ratio);
+    check(segments, live, q, 1000, 0, ratio);
   }), { numRuns: 150 });
 });

@@ -56,7 +56,10 @@ function itemMatches(d: RefDoc, it: Item): boolean {
 const itemTerms = (it: Item): string[] => (it.kind === 'term' ? [it.term] : it.kind === 'phrase' ? it.terms : []);
 const key = (it: Item) => `${it.kind} ${itemTerms(it).join(' ')}${it.kind === 'site' ? it.host : ''}`;
 
-function run(docs: RefDoc[], items: Item[]): { cid: bigint; score: number }[] {
+/** docs/ranking.md "Common terms": the df/N fraction above which a term is common. */
+export const REFERENCE_COMMON_RATIO = 0.3;
+
+function run(docs: RefDoc[], items: Item[], commonRatio: number): { cid: bigint; score: number }[] {
   const scoring = items.filter((i) => i.kind !== 'site');
   const must = scoring.filter((i) => i.occur === 'must');
   const should = scoring.filter((i) => i.occur === 'should');
@@ -71,11 +74,25 @@ function run(docs: RefDoc[], items: Item[]): { cid: bigint; score: number }[] {
   const avgdl = N > 0 && lenSum > 0 ? lenSum / N : 1;
   const A = 1.2 * (1 - 0.75);
   const Bn = (1.2 * 0.75) / avgdl;
-  const weightOf = (term: string) => {
-    let df = 0;
+  const dfs = new Map<string, number>(); // memo only: long queries would recount a term once per document
+  const dfOf = (term: string) => {
+    let df = dfs.get(term);
+    if (df !== undefined) return df;
+    df = 0;
     for (const d of docs) if (d.tf.has(term)) df++;
+    dfs.set(term, df);
+    return df;
+  };
+  const weightOf = (term: string) => {
+    const df = dfOf(term);
     return 1000 * Math.log(1 + (N - df + 0.5) / (df + 0.5)) * (1.2 + 1);
   };
+  // Common terms: with nothing required, a rare optional term (0 < df ≤ ratio·N) and a common one
+  // (df > ratio·N), the common optional terms stop matching documents by themselves and only score.
+  const isCommon = (i: Item) => i.kind === 'term' && dfOf(i.term) > commonRatio * N;
+  const rareTerm = should.some((i) => i.kind === 'term' && dfOf(i.term) > 0 && !isCommon(i));
+  const ruleApplies = must.length === 0 && rareTerm && should.some(isCommon);
+  const matching = ruleApplies ? should.filter((i) => !isCommon(i)) : should;
 
   const out: { cid: bigint; score: number }[] = [];
   for (const d of docs) {
@@ -83,8 +100,8 @@ function run(docs: RefDoc[], items: Item[]): { cid: bigint; score: number }[] {
     if (items.some((i) => i.occur === 'mustNot' && itemMatches(d, i))) continue;
     const optSites = sites.filter((i) => i.occur === 'should');
     if (optSites.length > 0 && !optSites.some((i) => itemMatches(d, i))) continue;
+    if (must.length === 0 && !matching.some((i) => itemMatches(d, i))) continue;
     const matchedShould = should.filter((i) => itemMatches(d, i));
-    if (must.length === 0 && should.length > 0 && matchedShould.length === 0) continue;
     const terms = new Set<string>();
     for (const i of [...must, ...matchedShould]) for (const t of itemTerms(i)) terms.add(t);
     let score = 0;
@@ -98,7 +115,7 @@ function run(docs: RefDoc[], items: Item[]): { cid: bigint; score: number }[] {
 }
 
 /** Every match of `q` over `liveDocs`, best first. */
-export function referenceSearch(liveDocs: StoredDocument[], q: string): RefResult {
+export function referenceSearch(liveDocs: StoredDocument[], q: string, commonRatio = REFERENCE_COMMON_RATIO): RefResult {
   const parsed = parseQuery(q);
   const items: Item[] = [];
   for (const c of parsed.clauses) {
@@ -107,7 +124,7 @@ export function referenceSearch(liveDocs: StoredDocument[], q: string): RefResul
     else items.push({ kind: 'site', occur: c.occur, host: c.host });
   }
   const docs = liveDocs.map(prepare);
-  const hits = run(docs, items);
+  const hits = run(docs, items, commonRatio);
   if (!parsed.hasPhrase) return { total: hits.length, hits };
   // required phrases: the `+` ones, and the only distinct optional term-or-phrase when nothing is `+`
   const scoring = items.filter((i) => i.kind !== 'site');
@@ -122,6 +139,6 @@ export function referenceSearch(liveDocs: StoredDocument[], q: string): RefResul
     if (required.includes(i)) for (const term of itemTerms(i)) relaxed.push({ kind: 'term', occur: 'must', term });
     else relaxed.push(i);
   }
-  const rh = run(docs, relaxed);
+  const rh = run(docs, relaxed, commonRatio);
   return { total: rh.length, hits: rh, phraseExact: false };
 }

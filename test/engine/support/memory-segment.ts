@@ -55,6 +55,8 @@ class MemoryCursor implements PostingsCursor {
 
 export class MemorySegment implements SegmentReader {
   readonly name: string;
+  /** No common-word pair terms: phrases over memory segments take the positions-only path (disk segments have them). */
+  readonly commonGrams = false;
   private readonly docs: StoredDocument[] = [];
   private readonly lengths: number[] = [];
   private readonly live: boolean[] = [];

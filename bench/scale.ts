@@ -1,0 +1,308 @@
+/**
+ * The scale benchmark (`npm run bench:corpus -- <corpus.jsonl> [--docs N] [--peers fts5] [--queries N]`):
+ * Quarry built from a Wikipedia-style JSONL (`{_id, title, text}` per line) streamed from disk — never
+ * held in memory, so the build's peak RSS is the writer's — then served by a fresh process that only
+ * opens the index, as a server would. `--docs N` beyond the file's length grows it by perturbed passes
+ * (bench/synth-corpus.ts `perturbedDocs`); `--synthetic N` uses the synthetic Wikipedia-like generator
+ * instead of a file. Every phase runs in its own child process so each memory figure is its own.
+ *
+ * Reported: build wall/CPU time and MB/s of text, peak RSS of the build, index bytes per structure
+ * (the `.idx` sections: lengths = norms, cids, postings with their skip tables, positions, heads, term
+ * and surface dictionary; the `.sto` stored text), the serving process's RSS after GC with the index
+ * open (and per million documents), and p50/p95/p99 of top-20 searches with the exact total, snippets
+ * off and on, for four query kinds: 1–3 corpus words (seeded, bench/queries.ts), titles, phrases of two
+ * common words, and 300-word paragraphs. Optional peer: SQLite FTS5 (`--peers fts5`) on the same stream
+ * and the same queries (plain OR; its phrases quoted) except the 300-word ones, which take it seconds
+ * each (2.3 s p50 on 20,000 synthetic documents) and would make the run hours long.
+ */
+import { spawnSync } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { REPO_ROOT, plainQuery } from './dataset.js';
+import { fmt, memory, MB, percentile } from './measure.js';
+import { seededQueries } from './queries.js';
+import { perturbedDocs, synthDocs, type SynthDoc } from './synth-corpus.js';
+
+/** A file (all of it, or `docs` documents: fewer, or more by perturbed passes), or `synthetic` generated documents. */
+interface Source { path?: string; docs?: number; synthetic?: number }
+
+function docsOf(source: Source): AsyncIterable<SynthDoc> | Iterable<SynthDoc> {
+  return source.path ? perturbedDocs(source.path, source.docs) : synthDocs(source.synthetic ?? 0);
+}
+
+interface Query { kind: string; q: string }
+const PARAGRAPHS = '300 words';
+interface Timing { kind: string; snippets: boolean; ms: number[]; cpu: number[]; totals: number[] }
+
+export interface BuildReport {
+  engine: string; docs: number; textBytes: number; buildMs: number; buildCpuMs: number; peakRss: number;
+  segments: number; files: Record<string, number>; sections: Record<string, number>;
+}
+/** rssBase: the serving process before it opens the index (Node, tsx, the queries), so that per-document figures leave it out. */
+export interface ServeReport { engine: string; openMs: number; rssBase: number; rssOpen: number; rssAfter: number; timings: Timing[] }
+
+const cpuMs = (c0: NodeJS.CpuUsage) => { const c = process.cpuUsage(c0); return (c.user + c.system) / 1000; };
+
+/** The `.idx` sections of a segment file, from its meta JSON (docs/index-format.md): name → bytes. */
+function idxSections(file: string): Record<string, number> {
+  const fd = openSync(file, 'r');
+  try {
+    const size = statSync(file).size;
+    const tail = Buffer.alloc(4);
+    readSync(fd, tail, 0, 4, size - 12 - 4);
+    const metaLen = tail.readUInt32LE(0);
+    const meta = Buffer.alloc(metaLen);
+    readSync(fd, meta, 0, metaLen, size - 16 - metaLen);
+    const m = JSON.parse(meta.toString('utf8')) as { sections: Record<string, [number, number]> };
+    const out: Record<string, number> = {};
+    for (const [name, [, bytes]] of Object.entries(m.sections)) out[name] = bytes;
+    return out;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+async function buildQuarry(source: Source, dir: string): Promise<BuildReport> {
+  const { Index } = await import('../src/engine/index.js');
+  const index = await Index.open(dir);
+  const w = await index.openWriter();
+  const t0 = performance.now();
+  const c0 = process.cpuUsage();
+  let docs = 0;
+  let textBytes = 0;
+  for await (const d of docsOf(source)) {
+    textBytes += Buffer.byteLength(d.title) + Buffer.byteLength(d.text);
+    w.upsert({ cid: BigInt(++docs), title: d.title, text: d.text });
+  }
+  const info = await w.commit();
+  await w.close();
+  const buildMs = performance.now() - t0;
+  const buildCpuMs = cpuMs(c0);
+  await index.close();
+  const files: Record<string, number> = {};
+  const sections: Record<string, number> = {};
+  for (const f of readdirSync(dir)) {
+    const kind = f.replace(/^seg_\d+/, 'seg').replace(/_\d+$/, '');
+    files[kind] = (files[kind] ?? 0) + statSync(join(dir, f)).size;
+    if (f.endsWith('.idx')) for (const [k, v] of Object.entries(idxSections(join(dir, f)))) sections[k] = (sections[k] ?? 0) + v;
+  }
+  return { engine: 'quarry', docs, textBytes, buildMs, buildCpuMs, peakRss: memory().peak, segments: info.segments, files, sections };
+}
+
+function time(kind: string, snippets: boolean, queries: Query[], search: (q: string) => number): Timing {
+  const t: Timing = { kind, snippets, ms: [], cpu: [], totals: [] };
+  for (const { q } of queries.slice(0, 20)) search(q); // warm-up (compiled code, caches), bounded: a slow peer pays it once
+  for (const { q } of queries) {
+    const c0 = process.cpuUsage();
+    const s = performance.now();
+    t.totals.push(search(q));
+    t.ms.push(performance.now() - s);
+    t.cpu.push(cpuMs(c0));
+  }
+  return t;
+}
+
+const gc = () => (globalThis as { gc?: () => void }).gc?.();
+
+async function serveQuarry(dir: string, queries: Query[]): Promise<ServeReport> {
+  const { Index } = await import('../src/engine/index.js');
+  gc();
+  const rssBase = memory().rss;
+  const t0 = performance.now();
+  const index = await Index.open(dir);
+  const searcher = index.searcher();
+  const openMs = performance.now() - t0;
+  gc();
+  const rssOpen = memory().rss;
+  const timings: Timing[] = [];
+  for (const snippets of [false, true]) {
+    for (const kind of [...new Set(queries.map((q) => q.kind))]) {
+      timings.push(time(kind, snippets, queries.filter((q) => q.kind === kind), (q) => searcher.search(q, { snippets }).total));
+    }
+  }
+  gc();
+  const rssAfter = memory().rss;
+  await index.close();
+  return { engine: 'quarry', openMs, rssBase, rssOpen, rssAfter, timings };
+}
+
+/** FTS5's query text: words OR'ed, each quoted; a phrase query stays one quoted phrase. */
+function fts5Query(q: Query): string {
+  const words = q.q.split(/\s+/).filter((w) => w !== '').map((w) => w.replace(/"/g, ''));
+  return q.kind === 'phrase' ? `"${words.join(' ')}"` : words.map((w) => `"${w}"`).join(' OR ');
+}
+
+async function buildFts5(source: Source, file: string): Promise<BuildReport> {
+  const { default: Database } = await import('better-sqlite3');
+  const db = new Database(file);
+  db.pragma('journal_mode = OFF');
+  db.pragma('synchronous = OFF');
+  db.exec("CREATE VIRTUAL TABLE docs USING fts5(body, tokenize = 'porter unicode61 remove_diacritics 2')");
+  const ins = db.prepare('INSERT INTO docs(rowid, body) VALUES (?, ?)');
+  const t0 = performance.now();
+  const c0 = process.cpuUsage();
+  let docs = 0;
+  let textBytes = 0;
+  db.exec('BEGIN');
+  for await (const d of docsOf(source)) {
+    textBytes += Buffer.byteLength(d.title) + Buffer.byteLength(d.text);
+    ins.run(++docs, d.title === '' ? d.text : `${d.title}\n${d.text}`);
+  }
+  db.exec('COMMIT');
+  db.exec("INSERT INTO docs(docs) VALUES ('optimize')");
+  db.close();
+  return {
+    engine: 'sqlite-fts5', docs, textBytes, buildMs: performance.now() - t0, buildCpuMs: cpuMs(c0), peakRss: memory().peak,
+    segments: 1, files: { 'fts.db': statSync(file).size }, sections: {},
+  };
+}
+
+async function serveFts5(file: string, queries: Query[]): Promise<ServeReport> {
+  const { default: Database } = await import('better-sqlite3');
+  gc();
+  const rssBase = memory().rss;
+  const t0 = performance.now();
+  const db = new Database(file, { readonly: true });
+  const stmt = db.prepare('SELECT rowid AS id, count(*) OVER () AS total FROM docs WHERE docs MATCH ? ORDER BY rank LIMIT 20');
+  const openMs = performance.now() - t0;
+  gc();
+  const rssOpen = memory().rss;
+  const timings: Timing[] = [];
+  for (const kind of [...new Set(queries.map((q) => q.kind))].filter((k) => k !== PARAGRAPHS)) {
+    timings.push(time(kind, false, queries.filter((q) => q.kind === kind), (q) => {
+      const rows = stmt.all(fts5Query({ kind, q })) as { total: number }[];
+      return rows.length === 0 ? 0 : rows[0]!.total;
+    }));
+  }
+  gc();
+  const rssAfter = memory().rss;
+  db.close();
+  return { engine: 'sqlite-fts5', openMs, rssBase, rssOpen, rssAfter, timings };
+}
+
+/** Queries drawn from the first 20,000 documents of the stream (seeded, the same for every engine). */
+async function makeQueries(source: Source, count: number): Promise<Query[]> {
+  const sample: { id: string; title: string; text: string }[] = [];
+  const first = (n: number | undefined) => Math.min(n ?? Infinity, 20_000);
+  for await (const d of docsOf(source.path ? { path: source.path, docs: first(source.docs) } : { synthetic: first(source.synthetic) })) {
+    sample.push({ id: d._id, title: d.title, text: d.text });
+  }
+  const words = seededQueries(sample, Math.round(count * 0.8), 42).map((q) => ({ kind: '1–3 words', q: q.q }));
+  const titles: Query[] = [];
+  for (let i = 0; titles.length < Math.round(count * 0.2) && i < sample.length * 4; i++) {
+    const t = plainQuery(sample[(i * 7919) % sample.length]!.title);
+    if (t !== '') titles.push({ kind: 'titles', q: t });
+  }
+  const phrases = ['of the', 'in the', 'to the', 'and the', 'on the', 'for the', 'at the', 'from the', 'with the', 'of a']
+    .map((p) => ({ kind: 'phrase', q: `"${p}"` }));
+  const paragraphs: Query[] = [];
+  for (let i = 0; paragraphs.length < 20 && i < sample.length; i += Math.floor(sample.length / 20) || 1) {
+    let q = plainQuery(sample[i]!.text).split(' ').slice(0, 300).join(' ');
+    while (Buffer.byteLength(q) > 4096) q = q.slice(0, q.lastIndexOf(' '));
+    if (q !== '') paragraphs.push({ kind: PARAGRAPHS, q });
+  }
+  return [...words, ...titles, ...phrases, ...paragraphs];
+}
+
+/** Runs one phase in a child process (so its memory is its own) and returns its JSON report. */
+function child<T>(phase: string, payload: object): T {
+  const work = mkdtempSync(join(tmpdir(), 'quarry-scale-'));
+  try {
+    const inFile = join(work, 'in.json');
+    const outFile = join(work, 'out.json');
+    writeFileSync(inFile, JSON.stringify(payload));
+    const r = spawnSync(process.execPath, ['--expose-gc', '--max-old-space-size=8192', '--import', 'tsx', join(REPO_ROOT, 'bench', 'scale.ts'), phase, inFile, outFile],
+      { cwd: REPO_ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
+    if (r.status !== 0) throw new Error(`scale: phase ${phase} failed (${r.status ?? r.signal})`);
+    return JSON.parse(readFileSync(outFile, 'utf8')) as T;
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+function table(builds: BuildReport[], serves: ServeReport[]): string {
+  const lines: string[] = [];
+  lines.push('| engine | docs | text MB | build s (CPU s) | MB/s (wall) | peak build RSS MB | segments | index MB | serving RSS MB: base / open / after queries (after GC) | serving MB per 1M docs (after queries − base) |');
+  lines.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  for (const b of builds) {
+    const s = serves.find((x) => x.engine === b.engine)!;
+    const bytes = Object.values(b.files).reduce((a, x) => a + x, 0);
+    lines.push(`| ${b.engine} | ${b.docs} | ${fmt(b.textBytes / 1e6, 1)} | ${fmt(b.buildMs / 1000, 1)} (${fmt(b.buildCpuMs / 1000, 1)}) | ${fmt(b.textBytes / 1e6 / (b.buildMs / 1000), 2)} | ${fmt(b.peakRss / MB, 0)} | ${b.segments} | ${fmt(bytes / MB, 1)} | ${fmt(s.rssBase / MB, 0)} / ${fmt(s.rssOpen / MB, 0)} / ${fmt(s.rssAfter / MB, 0)} | ${fmt((s.rssAfter - s.rssBase) / MB / (b.docs / 1e6), 0)} |`);
+  }
+  const q = builds.find((b) => b.engine === 'quarry');
+  if (q) {
+    lines.push('');
+    lines.push('Quarry index bytes by structure:');
+    lines.push('');
+    lines.push('| structure | MB | % of text |');
+    lines.push('|---|---:|---:|');
+    const rows: [string, number][] = [...Object.entries(q.sections).map(([k, v]) => [`.idx ${k}`, v] as [string, number]),
+      ...Object.entries(q.files).filter(([k]) => !k.endsWith('.idx')).map(([k, v]) => [k, v] as [string, number])];
+    for (const [k, v] of rows) lines.push(`| ${k} | ${fmt(v / MB, 2)} | ${fmt((100 * v) / q.textBytes, 1)}% |`);
+  }
+  lines.push('');
+  lines.push('| engine | queries | snippets | n | p50 ms | p95 ms | p99 ms | CPU p50 / p99 ms | mean total |');
+  lines.push('|---|---|---|---:|---:|---:|---:|---:|---:|');
+  for (const s of serves) {
+    for (const t of s.timings) {
+      const ms = [...t.ms].sort((a, b) => a - b);
+      const cpu = [...t.cpu].sort((a, b) => a - b);
+      const meanTotal = t.totals.reduce((a, b) => a + b, 0) / Math.max(1, t.totals.length);
+      lines.push(`| ${s.engine} | ${t.kind} | ${t.snippets ? 'on' : 'off'} | ${ms.length} | ${fmt(percentile(ms, 50), 2)} | ${fmt(percentile(ms, 95), 2)} | ${fmt(percentile(ms, 99), 2)} | ${fmt(percentile(cpu, 50), 2)} / ${fmt(percentile(cpu, 99), 2)} | ${fmt(meanTotal, 0)} |`);
+    }
+  }
+  return lines.join('\n');
+}
+
+export async function runScale(argv: string[]): Promise<void> {
+  const arg = (name: string) => { const i = argv.indexOf(`--${name}`); return i >= 0 ? argv[i + 1] : undefined; };
+  const path = argv.find((a, i) => !a.startsWith('--') && !argv[i - 1]?.startsWith('--'));
+  const synthetic = arg('synthetic') === undefined ? undefined : Number(arg('synthetic'));
+  if (!path && synthetic === undefined) throw new Error('usage: bench:corpus -- <corpus.jsonl> [--docs N] | --synthetic N; [--peers fts5] [--queries N] [--keep dir]');
+  const docs = arg('docs') === undefined ? undefined : Number(arg('docs'));
+  const source: Source = path ? (docs === undefined ? { path } : { path, docs }) : { synthetic: synthetic! };
+  const peers = (arg('peers') ?? '').split(',').filter((p) => p !== '');
+  const queries = await makeQueries(source, Number(arg('queries') ?? 1000));
+  const work = arg('keep') ?? mkdtempSync(join(tmpdir(), 'quarry-scale-index-'));
+  console.log(`# bench:corpus (scale): ${path ?? `synthetic ${synthetic}`}${docs !== undefined && path ? `, ${docs} docs` : ''}; ${queries.length} queries; node ${process.version}, ${cpus()[0]?.model ?? '?'} × ${cpus().length}, ${Math.round(totalmem() / 2 ** 30)} GiB`);
+  try {
+    const builds: BuildReport[] = [];
+    const serves: ServeReport[] = [];
+    const qdir = join(work, 'quarry');
+    builds.push(child<BuildReport>('build-quarry', { source, dir: qdir }));
+    console.error(`scale: quarry built: ${builds[0]!.docs} docs in ${fmt(builds[0]!.buildMs / 1000, 1)} s`);
+    serves.push(child<ServeReport>('serve-quarry', { dir: qdir, queries }));
+    if (peers.includes('fts5')) {
+      const file = join(work, 'fts.db');
+      builds.push(child<BuildReport>('build-fts5', { source, file }));
+      console.error(`scale: fts5 built in ${fmt(builds[1]!.buildMs / 1000, 1)} s`);
+      serves.push(child<ServeReport>('serve-fts5', { file, queries }));
+    }
+    console.log('');
+    console.log(table(builds, serves));
+    console.log('');
+    console.log(`Sample queries: ${[...new Set(queries.map((q) => q.kind))].map((k) => JSON.stringify(queries.find((q) => q.kind === k)!.q.slice(0, 60))).join(', ')}`);
+  } finally {
+    if (arg('keep') === undefined) rmSync(work, { recursive: true, force: true });
+  }
+}
+
+async function phase(name: string, inFile: string, outFile: string): Promise<void> {
+  const p = JSON.parse(readFileSync(inFile, 'utf8')) as { source: Source; dir: string; file: string; queries: Query[] };
+  let out: unknown;
+  if (name === 'build-quarry') out = await buildQuarry(p.source, p.dir);
+  else if (name === 'serve-quarry') out = await serveQuarry(p.dir, p.queries);
+  else if (name === 'build-fts5') out = await buildFts5(p.source, p.file);
+  else if (name === 'serve-fts5') out = await serveFts5(p.file, p.queries);
+  else throw new Error(`unknown phase ${name}`);
+  writeFileSync(outFile, JSON.stringify(out));
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1]) && process.argv[2]?.match(/^(build|serve)-/)) {
+  phase(process.argv[2], process.argv[3]!, process.argv[4]!).catch((e) => {
+    console.error(e);
+    process.exit(1);
+  });
+}
