@@ -40,7 +40,7 @@ export function searchRoutes(service: SearchService): RouteGroup {
           operationId: 'search', tags: ['search'],
           summary: `Full-text search of one corpus, ${pageSize} results per page.`,
           parameters: [
-            { name: 'q', in: 'query', required: true, description: `The query: terms (OR), +required, -excluded, "phrases", site:host. At most ${maxQueryBytes.toLocaleString('en-US')} bytes.`, schema: { type: 'string', minLength: 1 } },
+            { name: 'q', in: 'query', required: true, description: `The query: terms (OR), +required, -excluded, "phrases", site:host. At most ${maxQueryBytes.toLocaleString('en-US')} bytes, any number of clauses.`, schema: { type: 'string', minLength: 1 } },
             scopeParam('`web`: the crawled open-web corpus; `trusted`: flagged references.'),
             { name: 'page', in: 'query', required: false, description: `0-based page; page × ${pageSize} must be below ${maxResultWindow.toLocaleString('en-US')}.`, schema: { type: 'integer', minimum: 0, maximum: Math.ceil(maxResultWindow / pageSize) - 1, default: 0 } },
           ],

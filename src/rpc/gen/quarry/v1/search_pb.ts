@@ -21,8 +21,8 @@ export const file_quarry_v1_search: GenFile = /*@__PURE__*/
  */
 export type SearchRequest = Message<"quarry.v1.SearchRequest"> & {
   /**
-   * The query: terms (OR), +required, -excluded, "phrases", site:host. 1 to 1,024 UTF-8 bytes, at most 64
-   * clauses; empty is `bad_query`.
+   * The query: terms (OR), +required, -excluded, "phrases", site:host. 1 to 4,096 UTF-8 bytes, any number
+   * of clauses; empty is `bad_query`.
    *
    * @generated from field: string q = 1;
    */
