@@ -13,14 +13,19 @@
  *      count, rotating over the same query mix (wrk speaks HTTP/1.1), after a warm-up run;
  *   5. runs wrk once more with a query that matches nothing: the cost of the HTTP layer alone;
  *   6. prints requests/s, latency percentiles, non-2xx responses and socket errors, and the ratio of HTTP
- *      throughput to in-process throughput; `--record` writes the section into docs/benchmarks.md.
+ *      throughput to in-process throughput; `--record` writes the section into docs/benchmarks.md;
+ *   7. the control-plane phase (`--control S`, 0 skips it): with 14 targets deployed (one static target
+ *      carrying 1,000 extra files, 16 MiB), search load at 32 connections for S seconds on a quiet
+ *      control plane, then S seconds while the control plane rebuilds and promotes three targets (a real
+ *      input change each round) and every second reconciles all 41 targets (`POST /api/reconcile`) and
+ *      observes all 41 (`GET /api/deploy_status`). Aim: p99 during the activity ≤ 1.5× the quiet p99.
  *
  * Queries: the collection's own queries in plain OR form (bench/dataset.ts `plainQuery`, the rule the
  * engine benchmark uses), URL-encoded. A bare JSONL corpus gets 1,000 seeded 1–3-word queries.
  * The aim (issue 3): at 32 connections, at least 60% of the in-process throughput and p99 under 25 ms.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -43,6 +48,12 @@ const FLOOR_QUERY = 'qzx';
  * the repository's docs and man pages (the benchmark searches only the `web` corpus).
  */
 const CONFIG = { corpora: { own: { docs: null, site: null, library: null } } };
+/** The control-plane phase's aim: search p99 with control-plane activity ≤ this × the quiet p99. */
+const CONTROL_AIM = 1.5;
+/** Targets deployed before the control-plane phase; the first three are rebuilt and promoted during it. */
+const CONTROL_TARGETS = ['docportal', 'sites', 'gengw', 'email', 'office', 'siteedit', 'siteintake', 'studio', 'survey', 'toolchain', 'writer', 'meshgw', 'vaultgw', 'toolsapi'];
+const CONTROL_CHURN = ['docportal', 'sites', 'gengw'];
+const ALL_MGMT = 'mgmt.read,mgmt.build,mgmt.stage,mgmt.deploy,mgmt.rollback,mgmt.reconcile,mgmt.restart';
 /** A cheap request answered within this many ms means the server is idle again. */
 const SETTLED_MS = 50;
 const SECTION_HEADING = '## HTTP benchmark (`npm run bench:http`)';
@@ -64,10 +75,12 @@ interface Options {
   connections: number[];
   threads: number;
   record: boolean;
+  /** Seconds of each half of the control-plane phase; 0 skips it. */
+  controlS: number;
 }
 
 function options(): Options {
-  const valued = new Set(['duration', 'connections', 'threads', 'inproc', 'warmup', 'floor']);
+  const valued = new Set(['duration', 'connections', 'threads', 'inproc', 'warmup', 'floor', 'control']);
   const argv = process.argv.slice(2);
   const positional = argv.filter((a, i) => !a.startsWith('--') && !(i > 0 && valued.has(argv[i - 1]!.slice(2))));
   const path = positional[0] ?? defaultCollectionPath('scifact');
@@ -81,6 +94,7 @@ function options(): Options {
     connections: (arg('connections') ?? '1,8,32,128').split(',').map(Number),
     threads: Number(arg('threads') ?? 1),
     record: process.argv.includes('--record'),
+    controlS: Number(arg('control') ?? 15),
   };
 }
 
@@ -131,9 +145,9 @@ async function measureInProcess(dataDir: string, queries: readonly string[], sec
 interface Server { child: ChildProcess; url: string; ca: Buffer; stop(): Promise<number | null> }
 
 /** Step 3: the real server, as `npm start` runs it, on the benchmark's data directory. */
-async function startServer(dataDir: string): Promise<Server> {
+async function startServer(dataDir: string, control: Record<string, unknown>): Promise<Server> {
   const configFile = join(dataDir, 'bench-config.json');
-  writeFileSync(configFile, JSON.stringify(CONFIG));
+  writeFileSync(configFile, JSON.stringify({ ...CONFIG, control }));
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--json', '--data', dataDir, '--config', configFile, '--port', '0', '--rate-limit', '0'], {
     cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, QUARRY_PORT: '0' },
   });
@@ -188,6 +202,136 @@ async function settle(server: Server, cheapPath: string): Promise<void> {
   }
 }
 
+/** wrk without blocking this process, so the control-plane activity can run beside it. */
+function wrkAsync(url: string, script: string, connections: number, threads: number, seconds: number): Promise<WrkResult> {
+  const t = Math.max(1, Math.min(threads, connections));
+  return new Promise((resolve, reject) => {
+    const child = spawn('wrk', [`-t${t}`, `-c${connections}`, `-d${seconds}s`, '--latency', '--timeout', '10s', '-s', script, url], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout!.on('data', (c: Buffer) => { out += c.toString(); });
+    child.stderr!.on('data', (c: Buffer) => { out += c.toString(); });
+    child.on('error', (err) => reject(new Error(`wrk could not run (${err.message}); install Debian's wrk (scripts/system-deps.sh)`)));
+    child.on('exit', (code) => { if (code === 0) resolve(parseWrkOutput(out)); else reject(new Error(`wrk exited ${code}:\n${out}`)); });
+  });
+}
+
+/**
+ * A private copy of deploy/ for the control-plane phase. `docportal` also carries 1,000 files of 16 KiB
+ * (`bulk/`, copied into its release), so checking a live release against its manifest has real work to do.
+ */
+function prepareDeploy(dir: string): string {
+  const repo = join(dir, 'repo');
+  cpSync(join(REPO_ROOT, 'deploy'), join(repo, 'deploy'), { recursive: true });
+  const target = join(repo, 'deploy', 'targets', 'docportal');
+  for (let i = 0; i < 1000; i++) {
+    const d = join(target, 'bulk', String(i % 20));
+    mkdirSync(d, { recursive: true });
+    writeFileSync(join(d, `f${i}.txt`), `${String(i).padStart(8, '0')}\n`.repeat(16 * 1024 / 9));
+  }
+  const recipeFile = join(target, 'recipe.json');
+  const recipe = JSON.parse(readFileSync(recipeFile, 'utf8')) as { build: { inputs: string[] } };
+  recipe.build.inputs.push('bulk');
+  writeFileSync(recipeFile, JSON.stringify(recipe, null, 2));
+  appendFileSync(join(target, 'build.mjs'), "\n(await import('node:fs')).cpSync('bulk', 'out/bulk', { recursive: true });\n");
+  return repo;
+}
+
+/** A capability with every mgmt.* right, minted on the data directory as an operator would. */
+function mintCap(dataDir: string): string {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'cap', 'mint', '--rights', ALL_MGMT, '--ttl', '2h', '--data', dataDir], { cwd: REPO_ROOT, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`cap mint failed: ${r.stderr}`);
+  return r.stdout.trim();
+}
+
+function api(server: Server, cap: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
+  return new Promise((resolve, reject) => {
+    const data = body === undefined ? undefined : JSON.stringify(body);
+    const req = https.request(server.url + path, {
+      method, ca: server.ca, agent: false,
+      headers: { authorization: `Bearer ${cap}`, ...(data ? { 'content-type': 'application/json' } : {}) },
+    }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => { text += c; });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(text || '{}') as Record<string, unknown> }));
+    });
+    req.on('error', reject);
+    req.end(data);
+  });
+}
+
+/** Starts an operation and waits for it; throws unless it succeeds. */
+async function operation(server: Server, cap: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
+  const r = await api(server, cap, 'POST', path, body);
+  if (r.status !== 202) throw new Error(`${path}: ${r.status} ${JSON.stringify(r.json)}`);
+  for (;;) {
+    const op = (await api(server, cap, 'GET', `/api/ops/${String(r.json.op_id)}`)).json;
+    if (op.state === 'succeeded') return op;
+    if (op.state === 'failed') throw new Error(`${path} ${JSON.stringify(body)} failed: ${JSON.stringify(op.error)}\n${String(op.log)}`);
+    await new Promise((res) => setTimeout(res, 100));
+  }
+}
+
+async function ship(server: Server, cap: string, target: string): Promise<void> {
+  const built = await operation(server, cap, '/api/build', { target });
+  await operation(server, cap, '/api/upload', { target, version: built.version });
+  await operation(server, cap, '/api/deploy', { target, version: built.version });
+}
+
+/** A real input change of a template target: a new version to build and promote. */
+function changeInput(repo: string, target: string, round: number): void {
+  const dir = join(repo, 'deploy', 'targets', target);
+  if (existsSync(join(dir, 'content.md'))) { appendFileSync(join(dir, 'content.md'), `\nRound ${round} of the benchmark.\n`); return; }
+  const file = join(dir, 'config.json');
+  const config = JSON.parse(readFileSync(file, 'utf8')) as { message: string };
+  config.message = `${config.message.replace(/ \(round \d+\)$/, '')} (round ${round})`;
+  writeFileSync(file, JSON.stringify(config, null, 2));
+}
+
+interface ControlPhase { quiet: WrkResult; active: WrkResult; promotions: number; reconciles: number; observations: number; setupSeconds: number }
+
+/** Step 7: search p99 on a quiet control plane, then while it builds, promotes, reconciles and observes. */
+async function controlPhase(server: Server, cap: string, repo: string, script: string, o: Options): Promise<ControlPhase> {
+  const started = performance.now();
+  for (const t of CONTROL_TARGETS) await ship(server, cap, t);
+  const setupSeconds = (performance.now() - started) / 1000;
+  log(`control plane: ${CONTROL_TARGETS.length} targets deployed in ${fmt(setupSeconds, 1)} s`);
+  const cheap = `/api/search?scope=web&q=${FLOOR_QUERY}`;
+  await settle(server, cheap);
+  const quiet = await wrkAsync(server.url, script, AIM.connections, o.threads, o.controlS);
+  log(`quiet control plane: p99 ${fmt(quiet.latencyMs.p99)} ms, ${fmt(quiet.requestsPerSecond, 0)} requests/s`);
+  await settle(server, cheap);
+  let stop = false;
+  const counts = { promotions: 0, reconciles: 0, observations: 0 };
+  const churn = (async () => {
+    for (let round = 1; !stop; round++) {
+      for (const t of CONTROL_CHURN) {
+        if (stop) break;
+        changeInput(repo, t, round);
+        await ship(server, cap, t);
+        counts.promotions++;
+      }
+    }
+  })();
+  const resync = (async () => {
+    while (!stop) {
+      const t0 = performance.now();
+      // Every target reconciled (files checked against their manifests), then every target observed.
+      await operation(server, cap, '/api/reconcile');
+      counts.reconciles++;
+      const st = await api(server, cap, 'GET', '/api/deploy_status');
+      if (st.status !== 200 || (st.json.targets as unknown[]).length !== 41) throw new Error(`deploy_status: ${st.status}`);
+      counts.observations++;
+      await new Promise((res) => setTimeout(res, Math.max(0, 1000 - (performance.now() - t0))));
+    }
+  })();
+  const active = await wrkAsync(server.url, script, AIM.connections, o.threads, o.controlS).finally(() => { stop = true; });
+  await Promise.all([churn, resync]);
+  log(`busy control plane: p99 ${fmt(active.latencyMs.p99)} ms, ${fmt(active.requestsPerSecond, 0)} requests/s; `
+    + `${counts.promotions} promotions, ${counts.reconciles} reconciles and ${counts.observations} observations of all 41 targets`);
+  return { quiet, active, ...counts, setupSeconds };
+}
+
 function wrk(url: string, script: string, connections: number, threads: number, seconds: number): WrkResult {
   const t = Math.max(1, Math.min(threads, connections));
   const r = spawnSync('wrk', [`-t${t}`, `-c${connections}`, `-d${seconds}s`, '--latency', '--timeout', '10s', '-s', script, url], {
@@ -203,7 +347,7 @@ function machine(): string {
   return `node ${process.version}, ${cpus()[0]?.model ?? '?'} × ${cpus().length}, ${Math.round(totalmem() / 2 ** 30)} GiB, ${wrkVersion}`;
 }
 
-function section(o: Options, name: string, docs: number, queries: number, inproc: InProcess, rows: WrkResult[], load: { before: number; after: number }, floor: WrkResult | undefined): string {
+function section(o: Options, name: string, docs: number, queries: number, inproc: InProcess, rows: WrkResult[], load: { before: number; after: number }, floor: WrkResult | undefined, control: ControlPhase | undefined): string {
   const aimRow = rows.find((r) => r.connections === AIM.connections);
   const lines = [
     SECTION_START,
@@ -241,6 +385,16 @@ function section(o: Options, name: string, docs: number, queries: number, inproc
       + `${AIM.connections} others, and p99 < ${AIM.maxP99Ms} ms needs about ${fmt(budgetMs)} ms per request (≥ ${fmt(1000 / budgetMs, 0)} requests/s). `
       + `The HTTP layer alone takes ${floor ? `about ${fmt(1000 / floor.requestsPerSecond, 2)} ms` : 'a fraction of that'}; `
       + `the search with its 20 snippets takes ${fmt(1000 / inproc.qps, 2)} ms in process.`, '');
+  }
+  if (control) {
+    const ratio = control.active.latencyMs.p99 / control.quiet.latencyMs.p99;
+    lines.push(`Search while the control plane works (${AIM.connections} connections, ${o.controlS} s each, same server, one after the other): `
+      + `${CONTROL_TARGETS.length} targets live (one static release of 1,000 extra files, 16 MiB). Quiet: p99 ${fmt(control.quiet.latencyMs.p99)} ms, `
+      + `${fmt(control.quiet.requestsPerSecond, 0)} requests/s. Busy — ${control.promotions} builds and promotions of ${CONTROL_CHURN.join(', ')} `
+      + `(a real input change each), ${control.reconciles} reconciles of all 41 targets and ${control.observations} observations of all 41 `
+      + `(\`GET /api/deploy_status\`): p99 ${fmt(control.active.latencyMs.p99)} ms, ${fmt(control.active.requestsPerSecond, 0)} requests/s, `
+      + `non-2xx ${control.active.non2xx}. Ratio **${fmt(ratio, 2)}×**; aim ≤ ${CONTROL_AIM}×: **${ratio <= CONTROL_AIM ? 'met' : 'not met'}**. `
+      + `The builds run in child processes and compete with the server for the two cores; the checks of the live releases run on the server's event loop, asynchronously and from a per-file cache.`, '');
   }
   lines.push(SECTION_END);
   return lines.join('\n');
@@ -283,7 +437,10 @@ async function main(): Promise<void> {
     const inproc = await measureInProcess(dataDir, queries, o.inprocS);
     log(`in-process: ${fmt(inproc.qps, 0)} searches/s, p50 ${fmt(inproc.p50Ms)} ms, p99 ${fmt(inproc.p99Ms)} ms (${inproc.zeroHits} queries match nothing)`);
 
-    server = await startServer(dataDir);
+    const repo = o.controlS > 0 ? prepareDeploy(dataDir) : undefined;
+    const cap = o.controlS > 0 ? mintCap(dataDir) : '';
+    // The periodic resync is off: the control-plane phase forces its resyncs, so the other rows stay quiet.
+    server = await startServer(dataDir, repo ? { repoRoot: repo, resyncIntervalMs: 0 } : {});
     log(`server ready at ${server.url}`);
     const paths = queries.map((q) => `/api/search?scope=web&q=${encodeURIComponent(q)}`);
     const probe = await httpsGet(server.url + paths[0], server.ca);
@@ -307,11 +464,12 @@ async function main(): Promise<void> {
       rows.push(r);
       log(`${c} connections: ${fmt(r.requestsPerSecond, 0)} requests/s, p50 ${fmt(r.latencyMs.p50)} ms, p99 ${fmt(r.latencyMs.p99)} ms, non-2xx ${r.non2xx}`);
     }
+    const control = repo ? await controlPhase(server, cap, repo, script, o) : undefined;
     const code = await server.stop();
     server = undefined;
     if (code !== 0) log(`warning: the server exited with ${code} on SIGTERM`);
 
-    const text = section(o, collection.name, imported.docs, queries.length, inproc, rows, { before: loadBefore, after: loadavg()[0]! }, floor);
+    const text = section(o, collection.name, imported.docs, queries.length, inproc, rows, { before: loadBefore, after: loadavg()[0]! }, floor, control);
     console.log(text);
     if (o.record) log(`recorded in ${record(text)}`);
     const bad = rows.filter((r) => r.non2xx > 0);

@@ -18,6 +18,7 @@ import { createAuth } from './auth/index.js';
 import { createLoginPage } from './auth/login-page.js';
 import { createControlPlane } from './control/index.js';
 import { openCorpora, type Corpora } from './corpora/index.js';
+import { controlRoutes } from './rest/control.js';
 import { EventBus } from './events/bus.js';
 import { EventsService } from './events/service.js';
 import { UnavailableError } from './kernel/errors.js';
@@ -128,7 +129,7 @@ async function startServiceWith(options: ServiceOptions, closers: (() => Promise
   const control = createControlPlane({ ...section('control'), db, bus, dataDir });
   closers.push(() => control.close());
   await control.start();
-  groups.push(control);
+  groups.push(controlRoutes(control.service));
 
   let openapi: Record<string, unknown> = {};
   groups.push(openApiRoutes(() => openapi));

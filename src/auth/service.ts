@@ -11,7 +11,9 @@ import { RIGHTS, auditActor, requireRight, type Principal, type Right } from '..
 import { appendAudit } from '../store/audit.js';
 import type { Db } from '../store/db.js';
 import type { AccountInfo, Accounts } from './accounts.js';
-import { rightsList, targetsJson, type CapabilityAuthority, type MintedCapability, type VerifiedCapability } from './capability.js';
+import {
+  rightsList, targetsJson, type CapabilityAuthority, type CapabilityRecord, type MintedCapability, type VerifiedCapability,
+} from './capability.js';
 import {
   AttenuateBody, CreateInviteBody, LoginFinishBody, LoginStartBody, RegisterFinishBody, RegisterStartBody, RevokeCapBody,
 } from './schemas.js';
@@ -30,15 +32,8 @@ export interface IssuedCapability {
   expires_at: string | null;
 }
 
-export interface CapabilityView {
-  cap_id: string;
-  parent_id: string | null;
-  account: string | null;
-  rights: Right[];
-  targets: Record<string, string[]> | null;
-  expires_at: string | null;
-  revoked: boolean;
-}
+/** A recorded capability as listed to admins (never the capability itself). */
+export type CapabilityView = Omit<CapabilityRecord, 'kind' | 'created_at'>;
 
 export interface Whoami {
   v: 1;

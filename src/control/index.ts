@@ -1,18 +1,25 @@
 /**
- * The deployment control plane (issue 5, CONTRACT §6): allowlist → inventory, recipes, reproducible
- * builds, staging, atomic promotion, verdicts, rollback, reconcile and restart, as a library
- * (`ControlPlane`) and its HTTP route group. The composition root calls `createControlPlane`, mounts
- * `routes` and calls `start()` once and `close()` on shutdown.
+ * The deployment control plane (CONTRACT §6) as a library: allowlist → inventory, recipes,
+ * reproducible builds, staging, atomic promotion, verdicts, rollback, reconcile and restart. Faces call
+ * its application service (`ControlService`); the composition root calls `createControlPlane`, hands
+ * `service` to the faces, and calls `start()` once and `close()` on shutdown.
  */
-import type { RouteGroup } from '../http/route.js';
 import { ControlPlane, type ControlPlaneOptions } from './control-plane.js';
-import { controlRoutes } from './routes.js';
+import { ControlService } from './service.js';
 
-export { ControlPlane, judge } from './control-plane.js';
-export type { ControlPlaneOptions, OpAnswer, OpView, PlanAnswer } from './control-plane.js';
+export { ControlPlane } from './control-plane.js';
+export type { ControlPlaneOptions, DeployOptions, RollbackOptions } from './control-plane.js';
+export { ControlService, CONTROL_REQUESTS, BuildRequest, StageRequest, DeployRequest, RollbackRequest, ReconcileRequest, RestartRequest } from './service.js';
+export type { Submitted, SubmitOptions } from './service.js';
+export { judge } from './verdict.js';
+export type { OpAnswer, OpView } from './operations.js';
+export type { PlanAnswer } from './rules.js';
 export type { TargetStatus, Verdict, VersionState, OpKind, OpState } from './types.js';
 
-export interface ControlPlaneHandle extends RouteGroup {
+export interface ControlPlaneHandle {
+  /** What every face calls. */
+  service: ControlService;
+  /** The library underneath (tests, the benchmark). */
   plane: ControlPlane;
   start(): Promise<void>;
   close(): Promise<void>;
@@ -20,9 +27,8 @@ export interface ControlPlaneHandle extends RouteGroup {
 
 export function createControlPlane(options: ControlPlaneOptions): ControlPlaneHandle {
   const plane = new ControlPlane(options);
-  const group = controlRoutes(plane);
   return {
-    ...group,
+    service: new ControlService(plane),
     plane,
     start: () => plane.start(),
     close: () => plane.close(),

@@ -11,22 +11,16 @@
  * The writer is structural (`DocSink`), so this module does not depend on the engine's internals.
  */
 import type { Cid } from '../kernel/cid.js';
+import type { DocumentRecord } from '../kernel/document.js';
 import type { CidRegistry } from './cid.js';
 
-/** A document as readers produce it: the canonical key decides the cid. */
-export interface IngestDoc {
-  key: string;
-  title: string;
-  text: string;
-  /** Canonical absolute URL, when the document has one. */
-  url?: string;
-  host?: string;
-}
+/** A document as readers produce it, before it has a cid: its canonical key decides the cid. */
+export type IngestDoc = Omit<DocumentRecord, 'cid'> & { key: string };
 
 /** One item of a reader: a document, or a record that was skipped (reported, never fatal). */
 export type ReadItem = { ok: true; doc: IngestDoc } | { ok: false; where: string; reason: string };
 
-export interface DocSinkInput { cid: Cid; title: string; text: string; url?: string; host?: string }
+export type DocSinkInput = DocumentRecord;
 export interface SinkCommit { generation: number; docs: number; segments?: number }
 
 /** What the pipeline needs of an index writer (the engine's `IndexWriter` is one). */

@@ -13,15 +13,15 @@ before(async () => { f = await fixture({ supervisor: { restartInitialMs: 50 } })
 after(async () => { await f.close(); });
 
 async function ship(target: string): Promise<string> {
-  const b = await settle(f.cp, await f.cp.build(p, { target }));
-  await settle(f.cp, await f.cp.stage(p, { target, version: b.version }));
-  const d = await settle(f.cp, await f.cp.deploy(p, { target, version: b.version }));
+  const b = await settle(f.cp, await f.svc.build(p, { target }));
+  await settle(f.cp, await f.svc.stage(p, { target, version: b.version }));
+  const d = await settle(f.cp, await f.svc.deploy(p, { target, version: b.version }));
   assert.equal(d.state, 'succeeded', `${JSON.stringify(d.error)}\n${d.log}`);
   return b.version!;
 }
 
 async function verdict(target: string): Promise<{ verdict: string; reasons: string[]; sync: string; health: string }> {
-  const [s] = await f.cp.status(target);
+  const [s] = await f.cp.status([target]);
   return s!;
 }
 
@@ -37,14 +37,14 @@ test('a live file edited behind our back → drifted → reconcile → in_sync w
   assert.equal(s.sync, 'out_of_sync');
   assert.deepEqual(s.reasons, ['live_files_modified']);
   const mark = f.events.length;
-  const r = await settle(f.cp, await f.cp.reconcile(p, { target: T }));
+  const r = await settle(f.cp, await f.svc.reconcile(p, { target: T }));
   assert.equal(r.state, 'succeeded');
   assert.match(r.log, /restored 1 file/);
   assert.equal(readFileSync(file, 'utf8'), original);
   assert.equal((await verdict(T)).verdict, 'in_sync');
   assert.ok(f.events.slice(mark).some((e) => e.kind === 'target.drifted' && e.target === T));
   // A second reconcile has nothing to do: steps are idempotent.
-  const again = await settle(f.cp, await f.cp.reconcile(p, { target: T }));
+  const again = await settle(f.cp, await f.svc.reconcile(p, { target: T }));
   assert.match(again.log, /nothing to do/);
 });
 
@@ -61,7 +61,7 @@ test('an extra file and a moved live pointer are drift too', async () => {
   assert.equal(s.verdict, 'drifted');
   assert.deepEqual(s.reasons, ['live_version_mismatch']);
   writeFileSync(join(f.cp.releases.releaseDir(T, v2), 'extra.txt'), 'x');
-  await settle(f.cp, await f.cp.reconcile(p, { target: T }));
+  await settle(f.cp, await f.svc.reconcile(p, { target: T }));
   s = await verdict(T);
   assert.equal(s.verdict, 'in_sync', s.reasons.join());
   assert.equal(f.cp.releases.readLive(T), v2);
@@ -82,7 +82,7 @@ test('a killed service is restarted by the supervisor; a stopped one is drift th
   const s = await verdict(T);
   assert.equal(s.verdict, 'drifted');
   assert.deepEqual(s.reasons, ['process_missing']);
-  await settle(f.cp, await f.cp.reconcile(p, { target: T }));
+  await settle(f.cp, await f.svc.reconcile(p, { target: T }));
   assert.equal((await verdict(T)).verdict, 'in_sync');
   assert.equal(f.cp.supervisor.current(T)?.version, v);
 });
@@ -94,10 +94,10 @@ test('a failing health check rolls the promotion back automatically; the failed 
   f.editInput(T, 'config.json', (t) => t.replace('"healthy": true', '"healthy": false'));
   // A short deadline keeps the test quick; the recipe is the user's to tune.
   f.editInput(T, 'recipe.json', (t) => t.replace('"deadline_ms": 15000', '"deadline_ms": 1500'));
-  const b = await settle(f.cp, await f.cp.build(p, { target: T }));
-  await settle(f.cp, await f.cp.stage(p, { target: T, version: b.version }));
+  const b = await settle(f.cp, await f.svc.build(p, { target: T }));
+  await settle(f.cp, await f.svc.stage(p, { target: T, version: b.version }));
   const mark = f.events.length;
-  const d = await settle(f.cp, await f.cp.deploy(p, { target: T, version: b.version }));
+  const d = await settle(f.cp, await f.svc.deploy(p, { target: T, version: b.version }));
   assert.equal(d.state, 'failed');
   assert.equal(d.error?.code, 'health_check_failed');
   const kinds = f.events.slice(mark).filter((e) => e.target === T).map((e) => e.kind);
@@ -111,10 +111,10 @@ test('a failing health check rolls the promotion back automatically; the failed 
   assert.equal(s.verdict, 'in_sync');
   assert.deepEqual(s.reasons, ['last_deploy_failed_rolled_back']);
   // Neither reconcile nor rollback "previous" picks the failed version.
-  await settle(f.cp, await f.cp.reconcile(p, { target: T }));
+  await settle(f.cp, await f.svc.reconcile(p, { target: T }));
   assert.equal(f.cp.releases.readLive(T), good);
-  await assert.rejects(f.cp.rollback(p, { target: T, to: b.version }), { code: 'bad_request' });
-  assert.equal((await f.cp.deploy(p, { target: T, dry_run: true }).catch((e) => e)).code, 'bad_request', 'no staged version left to pick by default');
+  await assert.rejects(f.svc.rollback(p, { target: T, to: b.version }), { code: 'bad_request' });
+  assert.equal((await f.svc.deploy(p, { target: T, dry_run: true }).catch((e) => e)).code, 'bad_request', 'no staged version left to pick by default');
 });
 
 test('a rollback moves the desired version, so reconcile keeps it', async () => {
@@ -123,10 +123,10 @@ test('a rollback moves the desired version, so reconcile keeps it', async () => 
   f.editInput(T, 'config.json', (t) => t.replace('"message": "', '"message": "v2 '));
   const v2 = await ship(T);
   assert.notEqual(v1, v2);
-  const r = await settle(f.cp, await f.cp.rollback(p, { target: T, reason: 'bad release' }));
+  const r = await settle(f.cp, await f.svc.rollback(p, { target: T, reason: 'bad release' }));
   assert.equal(r.state, 'succeeded');
   assert.equal(r.version, v1);
-  await settle(f.cp, await f.cp.reconcile(p, { target: T }));
+  await settle(f.cp, await f.svc.reconcile(p, { target: T }));
   const s = await verdict(T);
   assert.equal(s.verdict, 'in_sync');
   assert.equal(f.cp.releases.readLive(T), v1);
@@ -139,7 +139,7 @@ test('restart replaces the process of the live version', async () => {
   const T = 'toolsapi';
   const v = await ship(T);
   const pid = f.cp.supervisor.current(T)!.pid;
-  const r = await settle(f.cp, await f.cp.restart(p, { target: T }));
+  const r = await settle(f.cp, await f.svc.restart(p, { target: T }));
   assert.equal(r.state, 'succeeded');
   assert.notEqual(f.cp.supervisor.current(T)!.pid, pid);
   assert.equal(f.cp.supervisor.current(T)!.version, v);

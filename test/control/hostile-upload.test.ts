@@ -25,7 +25,7 @@ function assertNothingWritten(): void {
 }
 
 async function rejects(tar: Buffer, code: string, pattern: RegExp, digest = sha256(tar)): Promise<void> {
-  await assert.rejects(f.cp.stageUpload(p, { target: T, digest }, chunks(tar)), (err: unknown) => {
+  await assert.rejects(f.svc.stageUpload(p, { target: T, digest }, chunks(tar)), (err: unknown) => {
     assert.ok(QuarryError.is(err));
     assert.equal(err.code, code);
     assert.match(err.message, pattern);
@@ -60,19 +60,19 @@ test('a body over the upload limit is 413 and nothing is written', () => rejects
 test('an unknown target is refused before the body is read', async () => {
   let read = false;
   async function* body(): AsyncIterable<Buffer> { read = true; yield Buffer.from('x'); }
-  await assert.rejects(f.cp.stageUpload(p, { target: 'nope', digest: sha256(Buffer.from('x')) }, body()), { code: 'unknown_target' });
+  await assert.rejects(f.svc.stageUpload(p, { target: 'nope', digest: sha256(Buffer.from('x')) }, body()), { code: 'unknown_target' });
   assert.equal(read, false);
 });
 
 test('a well-formed upload is staged and can be promoted', async () => {
   const tar = rawTar([{ path: 'assets', type: '5', mode: 0o755 }, { path: 'assets/a.css', body: 'a{}' }, { path: 'index.html', body: '<p>uploaded</p>' }, { path: 'home', type: '2', linkpath: 'index.html' }]);
-  const answer = await f.cp.stageUpload(p, { target: T, digest: sha256(tar) }, chunks(tar));
-  assert.equal(answer.state, 'queued');
+  const answer = await f.svc.stageUpload(p, { target: T, digest: sha256(tar) }, chunks(tar));
+  assert.equal(answer.answer.state, 'queued');
   const op = await settle(f.cp, answer);
   assert.equal(op.state, 'succeeded', JSON.stringify(op.error));
-  const dep = await settle(f.cp, await f.cp.deploy(p, { target: T }));
+  const dep = await settle(f.cp, await f.svc.deploy(p, { target: T }));
   assert.equal(dep.state, 'succeeded', JSON.stringify(dep.error));
-  const [s] = await f.cp.status(T);
+  const [s] = await f.cp.status([T]);
   assert.equal(s!.verdict, 'in_sync', s!.reasons.join());
   assert.equal(s!.live?.digest, sha256(tar));
   assert.equal(f.cp.store.getVersion(T, s!.live!.version)?.origin, 'upload');

@@ -3,7 +3,7 @@
 // hostile upload, Idempotency-Key replay, 409 on a locked target, dry runs and the ops endpoint.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, type TestClient } from '../support/client.js';
@@ -13,6 +13,7 @@ import { rawTar, sha256 } from './tarball.js';
 
 let dir: string;
 let dataDir: string;
+let repo: string;
 let capHeader: string;
 let srv: TestServer;
 let c: TestClient;
@@ -23,6 +24,7 @@ before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'quarry-control-http-'));
   const s = prepare(dir, { uploadLimitBytes: 8 * 1024 });
   dataDir = s.dataDir;
+  repo = s.repo;
   const cap = mintCap(s.dataDir);
   const scopedCap = mintCap(s.dataDir, 'mgmt.read,mgmt.build', 'sites');
   srv = await startControlServer(s);
@@ -173,4 +175,47 @@ test('an upload over the limit is 413 payload_too_large and leaves no file', asy
   for (let i = 0; i < 200 && readdirSync(join(dataDir, 'control', 'uploads')).length > 0; i++) await new Promise((res) => setTimeout(res, 25));
   assert.deepEqual(readdirSync(join(dataDir, 'control', 'uploads')), []);
   assert.equal((await c.get('/api/deploy_status?target=survey')).json.targets[0].verdict, 'missing');
+});
+
+test('while a deploy runs, more deploys of the same version and a rollback are 409, not 400', async () => {
+  const T = 'vaultgw';
+  // A version whose health check fails for 3 s: the deploy is in progress all that time.
+  const edit = (file: string, fn: (t: string) => string) => { const p = join(repo, 'deploy', 'targets', T, file); writeFileSync(p, fn(readFileSync(p, 'utf8'))); };
+  edit('config.json', (t) => t.replace('"healthy": true', '"healthy": false'));
+  edit('recipe.json', (t) => t.replace('"deadline_ms": 15000', '"deadline_ms": 3000'));
+  const built = await until((await c.post('/api/build', { target: T })).json.op_id);
+  assert.equal(built.state, 'succeeded', built.log);
+  assert.equal((await until((await c.post('/api/upload', { target: T, version: built.version })).json.op_id)).state, 'succeeded');
+  const answers = await Promise.all(Array.from({ length: 6 }, () => c.post('/api/deploy', { target: T, version: built.version })));
+  assert.deepEqual(answers.map((r) => r.status).sort(), [202, 409, 409, 409, 409, 409]);
+  for (const r of answers.filter((x) => x.status === 409)) assert.equal(r.json.error.code, 'conflict');
+  const rollback = await c.post('/api/rollback', { target: T });
+  assert.equal(rollback.status, 409, rollback.text);
+  const done = await until(answers.find((r) => r.status === 202)!.json.op_id);
+  assert.equal(done.state, 'failed');
+  // Free again: now the rules answer (nothing to roll back to).
+  assert.equal((await c.post('/api/rollback', { target: T })).status, 400);
+});
+
+test('GET /api/ops/{op_id} does not tell who may not read it whether the id exists', async () => {
+  const b = await c.post('/api/build', { target: 'sites' });
+  const other = await c.post('/api/build', { target: 'relate' });
+  await until(b.json.op_id);
+  await until(other.json.op_id);
+  const noRead = connect(srv, { headers: { authorization: `Bearer ${mintCap(dataDir, 'mgmt.build')}` } });
+  try {
+    for (const id of [b.json.op_id, 'op_doesnotexist']) {
+      const a = await anon.get(`/api/ops/${id}`);
+      assert.equal(a.status, 401, id);
+      assert.equal(a.json.error.code, 'unauthenticated');
+      assert.equal((await noRead.get(`/api/ops/${id}`)).status, 403, id);
+    }
+    // Read access to `sites` only: an op of `relate` is as unknown as an id that does not exist.
+    const hidden = await scoped.get(`/api/ops/${other.json.op_id}`);
+    const unknown = await scoped.get('/api/ops/op_doesnotexist');
+    assert.equal(hidden.status, 404);
+    assert.equal(unknown.status, 404);
+    assert.equal(hidden.json.error.code, unknown.json.error.code);
+    assert.equal((await scoped.get(`/api/ops/${b.json.op_id}`)).status, 200);
+  } finally { noRead.close(); }
 });

@@ -42,10 +42,10 @@ test('all 41 targets: build, stage, promote, second version, rollback', async ()
     const first = new Map<string, OpView>();
     let mark = f.events.length;
     await Promise.all(targets.map(async (t) => {
-      const b = await ok(f, await f.cp.build(p, { target: t }));
+      const b = await ok(f, await f.svc.build(p, { target: t }));
       assert.match(b.digest!, /^sha256:[0-9a-f]{64}$/);
-      await ok(f, await f.cp.stage(p, { target: t, version: b.version }));
-      const d = await ok(f, await f.cp.deploy(p, { target: t, reason: 'first release' }));
+      await ok(f, await f.svc.stage(p, { target: t, version: b.version }));
+      const d = await ok(f, await f.svc.deploy(p, { target: t, reason: 'first release' }));
       assert.equal(d.version, b.version);
       first.set(t, b);
     }));
@@ -82,10 +82,10 @@ test('all 41 targets: build, stage, promote, second version, rollback', async ()
     mark = f.events.length;
     const second = new Map<string, OpView>();
     await Promise.all(targets.map(async (t) => {
-      const b = await ok(f, await f.cp.build(p, { target: t }));
+      const b = await ok(f, await f.svc.build(p, { target: t }));
       assert.notEqual(b.digest, first.get(t)!.digest, `${t}: a changed input gives a new digest`);
-      await ok(f, await f.cp.stage(p, { target: t, version: b.version }));
-      await ok(f, await f.cp.deploy(p, { target: t, version: b.version, expected_generation: 1 }));
+      await ok(f, await f.svc.stage(p, { target: t, version: b.version }));
+      await ok(f, await f.svc.deploy(p, { target: t, version: b.version, expected_generation: 1 }));
       second.set(t, b);
     }));
     for (const s of await f.cp.status()) {
@@ -100,7 +100,7 @@ test('all 41 targets: build, stage, promote, second version, rollback', async ()
     }
     for (const t of targets) {
       if (kindOf(f.repo, t) === 'service') {
-        const [st] = await f.cp.status(t);
+        const [st] = await f.cp.status([t]);
         const endpoint = new URL(st!.live!.endpoint!);
         const r = await get(Number(endpoint.port), '/');
         assert.match(JSON.parse(r.body).message, /second release/);
@@ -112,10 +112,10 @@ test('all 41 targets: build, stage, promote, second version, rollback', async ()
     // Rollback to the previous version: desired moves, so a reconcile keeps it.
     mark = f.events.length;
     await Promise.all(targets.map(async (t) => {
-      const r = await ok(f, await f.cp.rollback(p, { target: t, to: 'previous', reason: 'test rollback' }));
+      const r = await ok(f, await f.svc.rollback(p, { target: t, to: 'previous', reason: 'test rollback' }));
       assert.equal(r.version, first.get(t)!.version);
     }));
-    await ok(f, await f.cp.reconcile(p, {}));
+    await ok(f, await f.svc.reconcile(p, {}));
     for (const s of await f.cp.status()) {
       assert.equal(s.verdict, 'in_sync', `${s.target}: ${s.reasons.join(', ')}`);
       assert.equal(s.desired?.version, first.get(s.target)!.version);

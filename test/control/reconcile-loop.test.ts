@@ -13,9 +13,9 @@ before(async () => { f = await fixture({ resyncIntervalMs: 100, reconcileBackoff
 after(async () => { await f.close(); });
 
 async function ship(target: string): Promise<{ version: string; digest: string }> {
-  const b = await settle(f.cp, await f.cp.build(p, { target }));
-  await settle(f.cp, await f.cp.stage(p, { target, version: b.version }));
-  const d = await settle(f.cp, await f.cp.deploy(p, { target, version: b.version }));
+  const b = await settle(f.cp, await f.svc.build(p, { target }));
+  await settle(f.cp, await f.svc.stage(p, { target, version: b.version }));
+  const d = await settle(f.cp, await f.svc.deploy(p, { target, version: b.version }));
   assert.equal(d.state, 'succeeded');
   return { version: b.version!, digest: b.digest! };
 }
@@ -36,7 +36,7 @@ test('drift is repaired by the loop without a request', async () => {
   chmodSync(file, 0o644);
   writeFileSync(file, 'body{display:none}');
   await eventually(() => controllerOps(T).some((o) => o.state === 'succeeded'), 'an automatic reconcile');
-  const [s] = await f.cp.status(T);
+  const [s] = await f.cp.status([T]);
   assert.equal(s!.verdict, 'in_sync');
   assert.ok(f.events.some((e) => e.kind === 'target.drifted' && e.target === T));
   const audit = f.db.prepare(`SELECT actor, result FROM audit_log WHERE action = 'control.reconcile' AND target = ?`).all(T);
@@ -52,7 +52,7 @@ test('a repair that fails is retried with back-off', async () => {
   rmSync(f.cp.releases.manifestPath(T, version), { force: true });
   rmSync(f.cp.releases.artifactPath(digest as `sha256:${string}`), { force: true });
   await eventually(() => controllerOps(T).filter((o) => o.state === 'failed').length >= 3, 'three failed attempts');
-  const [s] = await f.cp.status(T);
+  const [s] = await f.cp.status([T]);
   assert.equal(s!.verdict, 'drifted');
   assert.ok(s!.reasons.includes('live_release_incomplete'), s!.reasons.join());
 });
@@ -62,7 +62,7 @@ test('deploying the version that is already live is a no-op', async () => {
   const { version } = await ship(T);
   const gen = f.cp.store.getTarget(T).generation;
   const pid = f.cp.supervisor.current(T)!.pid;
-  const d = await settle(f.cp, await f.cp.deploy(p, { target: T, version }));
+  const d = await settle(f.cp, await f.svc.deploy(p, { target: T, version }));
   assert.equal(d.state, 'succeeded');
   assert.match(d.log, /already live/);
   assert.equal(f.cp.store.getTarget(T).generation, gen);

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ControlPlane } from '../../src/control/index.js';
+import { ControlPlane, ControlService } from '../../src/control/index.js';
 import { fixture, principal, settle } from './support.js';
 
 test('an interrupted promotion is undone at start, and nothing half-written survives', async () => {
@@ -15,12 +15,12 @@ test('an interrupted promotion is undone at start, and nothing half-written surv
   const T = 'sites';
   try {
     const ship = async (): Promise<string> => {
-      const b = await settle(f.cp, await f.cp.build(p, { target: T }));
-      await settle(f.cp, await f.cp.stage(p, { target: T, version: b.version }));
+      const b = await settle(f.cp, await f.svc.build(p, { target: T }));
+      await settle(f.cp, await f.svc.stage(p, { target: T, version: b.version }));
       return b.version!;
     };
     const v1 = await ship();
-    assert.equal((await settle(f.cp, await f.cp.deploy(p, { target: T }))).state, 'succeeded');
+    assert.equal((await settle(f.cp, await f.svc.deploy(p, { target: T }))).state, 'succeeded');
     f.editInput(T, 'content.md', (t) => `${t}\nv2\n`);
     const v2 = await ship();
     await f.cp.close();
@@ -45,7 +45,7 @@ test('an interrupted promotion is undone at start, and nothing half-written surv
     const cp = new ControlPlane({ db: f.db, bus: f.bus, dataDir: f.dataDir, repoRoot: f.repo, resyncIntervalMs: 0 });
     await cp.start();
     try {
-      const op = cp.getOp('op_crashed');
+      const op = cp.getOp('op_crashed')!;
       assert.equal(op.state, 'failed');
       assert.equal(op.error?.code, 'interrupted');
       assert.equal(cp.store.getVersion(T, v2)?.state, 'staged', 'never judged, so not failed');
@@ -56,12 +56,12 @@ test('an interrupted promotion is undone at start, and nothing half-written surv
       assert.deepEqual(readdirSync(join(control, 'releases', T)).sort(), [v1, `${v1}.manifest.json`, v2, `${v2}.manifest.json`].sort());
       assert.deepEqual(readdirSync(join(control, 'uploads')), []);
       assert.deepEqual(readdirSync(join(control, 'scratch')), []);
-      const [s] = await cp.status(T);
+      const [s] = await cp.status([T]);
       assert.equal(s!.verdict, 'in_sync');
       const audit = f.db.prepare(`SELECT result, from_ref, to_ref FROM audit_log WHERE detail LIKE '%op_crashed%'`).get();
       assert.deepEqual(audit, { result: 'interrupted', from_ref: v1, to_ref: v2 });
       // The interrupted version can still be promoted on purpose.
-      const again = await settle(cp, await cp.deploy(p, { target: T, version: v2 }));
+      const again = await settle(cp, await new ControlService(cp).deploy(p, { target: T, version: v2 }));
       assert.equal(again.state, 'succeeded');
       assert.ok(existsSync(join(cp.releases.livePath(T), 'index.html')));
     } finally { await cp.close(); }

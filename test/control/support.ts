@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { RIGHTS, type Principal, type Right } from '../../src/kernel/principal.js';
 import { EventBus, type BusEvent } from '../../src/events/bus.js';
 import { openDb, type Db } from '../../src/store/db.js';
-import { ControlPlane, type ControlPlaneOptions, type OpView } from '../../src/control/control-plane.js';
+import { ControlPlane, ControlService, type ControlPlaneOptions, type OpView, type Submitted } from '../../src/control/index.js';
 
 export const REPO = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -33,6 +33,8 @@ export interface Fixture {
   bus: EventBus;
   events: BusEvent[];
   cp: ControlPlane;
+  /** The application service over `cp`: what the faces call. */
+  svc: ControlService;
   /** Writes a new input for a target (a real input change → a new version). */
   editInput(target: string, file: string, edit: (text: string) => string): void;
   close(): Promise<void>;
@@ -56,7 +58,7 @@ export async function fixture(options: Partial<ControlPlaneOptions> & { start?: 
   const cp = new ControlPlane({ db, bus, dataDir, repoRoot: repo, resyncIntervalMs: 0, ...options });
   if (options.start !== false) await cp.start();
   return {
-    dir, repo, dataDir, db, bus, events, cp,
+    dir, repo, dataDir, db, bus, events, cp, svc: new ControlService(cp),
     editInput(target, file, edit) {
       const p = join(repo, 'deploy', 'targets', target, file);
       writeFileSync(p, edit(readFileSync(p, 'utf8')));
@@ -69,8 +71,9 @@ export async function fixture(options: Partial<ControlPlaneOptions> & { start?: 
   };
 }
 
-/** Waits for an operation and asserts nothing about it: the caller checks `state`. */
-export async function settle(cp: ControlPlane, answer: { op_id: string } | object): Promise<OpView> {
+/** Waits for an operation (a service's `Submitted` or a bare answer) and asserts nothing about it: the caller checks `state`. */
+export async function settle(cp: ControlPlane, submitted: Submitted | { op_id: string } | object): Promise<OpView> {
+  const answer = 'answer' in submitted ? submitted.answer : submitted;
   return cp.waitOp((answer as { op_id: string }).op_id);
 }
 

@@ -7,7 +7,9 @@
 import type { Policy, Principal, Right } from '../../src/kernel/principal.js';
 import { UnauthenticatedError } from '../../src/kernel/errors.js';
 
-const ANONYMOUS_RIGHTS: ReadonlySet<Right> = new Set<Right>(['search']);
+import { ANONYMOUS_RIGHTS as ANONYMOUS_LIST } from '../../src/auth/policy.js';
+
+const ANONYMOUS_RIGHTS: ReadonlySet<Right> = new Set<Right>(ANONYMOUS_LIST);
 
 export const ANONYMOUS: Principal = Object.freeze({
   kind: 'anonymous' as const,

@@ -25,18 +25,13 @@ import { ByteWriter, utf8Encoder } from './bytes.js';
 import { MAGIC, withFooter } from './footer.js';
 import { encodeTermPostings } from './postings.js';
 import { HeadsWriter } from './heads.js';
+import type { DocumentRecord } from '../../kernel/document.js';
 import { stepClock, type Steps } from './steps.js';
 import { encodeStore, type StoreOptions } from './store.js';
 import { SITE_TERM_PREFIX, TITLE_TEXT_POSITION_GAP } from './types.js';
 
 /** A validated document as the index stores it. */
-export interface IndexedDocument {
-  cid: bigint;
-  title: string;
-  text: string;
-  url?: string;
-  host?: string;
-}
+export type IndexedDocument = DocumentRecord;
 
 /**
  * The synthetic terms of a host: `site:` + every dot-suffix on whole labels, lower-cased, empty labels

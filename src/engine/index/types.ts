@@ -9,6 +9,7 @@
  * (`docs.example.com` → `site:docs.example.com`, `site:example.com`, `site:com`); they carry no positions,
  * do not count in the document length, and are never scored.
  */
+import type { DocumentRecord } from '../../kernel/document.js';
 
 /** Segment-local document number: 0 ≤ doc < maxDoc, in insertion order within the segment. */
 export type DocId = number;
@@ -58,13 +59,8 @@ export interface PostingsCursor {
   readonly minLength: number;
 }
 
-export interface StoredDocument {
-  cid: bigint;
-  title: string;
-  text: string;
-  url?: string;
-  host?: string;
-}
+/** A document as the index returns it. */
+export type StoredDocument = DocumentRecord;
 
 export interface SegmentReader {
   /** Stable name of the segment (file prefix), e.g. `seg_000012`. */
@@ -99,14 +95,8 @@ export interface SegmentReader {
   surfaceForms(): Iterable<[form: string, docFreq: number]>;
 }
 
-/** A document as callers hand it to `IndexWriter.upsert`. A `cid` may also arrive as a decimal string. */
-export interface DocInput {
-  cid: bigint;
-  title: string;
-  text: string;
-  url?: string;
-  host?: string;
-}
+/** A document as callers hand it to `IndexWriter.upsert` (validated there). */
+export type DocInput = DocumentRecord;
 
 /** What a commit produced (also what `Index.onCommit` listeners receive, for local and refreshed commits). */
 export interface CommitInfo {

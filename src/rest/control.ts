@@ -1,32 +1,31 @@
 /**
- * The control plane's HTTP face (interface §4.4, CONTRACT §6): a thin layer that parses bodies, applies
- * `Idempotency-Key`, and calls the library, which checks the allowlist (404 first) and the caller's
- * target-scoped `mgmt.*` right itself. No route sets `right`, because the router's check would answer
- * 401/403 before the allowlist's 404 and could not see the target.
+ * The control plane's REST face (interface §4.4, CONTRACT §6): parses the query and the body, reads
+ * `Idempotency-Key`, calls the `ControlService`, and shapes status codes and headers (202 with
+ * `Location`, 200 for a plan, `idempotent-replayed`). Every rule (allowlist 404 first, target-scoped
+ * rights, validation, idempotency, dry runs) is the service's: no route sets `right`, because the
+ * router's check would answer 401/403 before the allowlist's 404 and could not see the target.
  */
 import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../kernel/errors.js';
-import { errorResponses } from '../rest/openapi.js';
+import { errorResponses } from './openapi.js';
 import type { JsonReply, RequestContext, Route, RouteGroup } from '../http/route.js';
-import type { ControlPlane } from './control-plane.js';
+import {
+  BuildRequest, CONTROL_REQUESTS, DeployRequest, ReconcileRequest, RestartRequest, RollbackRequest, StageRequest,
+  type ControlService, type Submitted,
+} from '../control/index.js';
+import type { BodySchema } from '../kernel/schema.js';
 
 const SECURITY = [{ bearer: [] }, { serviceCap: [] }];
 const TAGS = ['control'];
 const ACCEPTED = { description: 'Accepted: the operation runs in the background; poll `GET /api/ops/{op_id}`.', content: { 'application/json': { schema: { $ref: '#/components/schemas/OpAccepted' } } } };
 const PLAN = { description: 'Dry run: the plan, nothing changed.', content: { 'application/json': { schema: { $ref: '#/components/schemas/Plan' } } } };
 const IDEMPOTENCY_PARAM = { name: 'Idempotency-Key', in: 'header', required: false, description: 'Replays the first answer for 24 h instead of starting a second operation.', schema: { type: 'string', minLength: 1, maxLength: 255 } };
-const jsonBody = (schema: Record<string, unknown>) => ({ required: true, content: { 'application/json': { schema } } });
-const targetProp = { type: 'string', description: 'A target of the allowlist.' };
-
-async function jsonObject(ctx: RequestContext): Promise<Record<string, unknown>> {
-  const body = await ctx.json();
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new BadRequestError('The body must be a JSON object.', 'body');
-  return body as Record<string, unknown>;
-}
+const ref = (s: BodySchema<unknown>) => ({ $ref: `#/components/schemas/${s.name}` });
+const jsonBody = (s: BodySchema<unknown>) => ({ required: true, content: { 'application/json': { schema: ref(s) } } });
 
 /** JSON bodies on the upload route: the route's limit is the artifact's, so the JSON gets its own. */
 export const UPLOAD_JSON_LIMIT_BYTES = 1024 * 1024;
 
-async function smallJson(ctx: RequestContext): Promise<Record<string, unknown>> {
+async function smallJson(ctx: RequestContext): Promise<unknown> {
   const chunks: Buffer[] = [];
   let n = 0;
   for await (const chunk of ctx.bodyStream()) {
@@ -34,34 +33,28 @@ async function smallJson(ctx: RequestContext): Promise<Record<string, unknown>> 
     if (n > UPLOAD_JSON_LIMIT_BYTES) throw new PayloadTooLargeError(UPLOAD_JSON_LIMIT_BYTES);
     chunks.push(chunk);
   }
-  let body: unknown;
-  try { body = JSON.parse(Buffer.concat(chunks).toString('utf8')); } catch { throw new BadRequestError('The request body is not valid JSON.', 'body'); }
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new BadRequestError('The body must be a JSON object.', 'body');
-  return body as Record<string, unknown>;
+  try { return JSON.parse(Buffer.concat(chunks).toString('utf8')); } catch { throw new BadRequestError('The request body is not valid JSON.', 'body'); }
 }
 
-function idempotencyKey(ctx: RequestContext): string | undefined {
+function idempotencyKey(ctx: RequestContext): { idempotencyKey: string | undefined } {
   const raw = ctx.headers['idempotency-key'];
-  return Array.isArray(raw) ? raw[0] : raw;
+  return { idempotencyKey: Array.isArray(raw) ? raw[0] : raw };
 }
 
-/** Runs `fn` under the request's Idempotency-Key and shapes the reply (202 with Location, or 200). */
-async function post(cp: ControlPlane, ctx: RequestContext, route: string, fn: () => Promise<Record<string, unknown>>): Promise<JsonReply> {
-  const r = await cp.idempotent(ctx.principal.capId ?? '', idempotencyKey(ctx), route, async () => {
-    const json = await fn();
-    return { status: json.dry_run === true ? 200 : 202, json };
-  });
+/** 202 with Location for an operation, 200 for a plan; `idempotent-replayed` on a replay. */
+function submitted(r: Submitted): JsonReply {
+  const json = { ...r.answer } as Record<string, unknown>;
   const headers: Record<string, string> = {};
-  if (typeof r.json.op_id === 'string') headers.location = `/api/ops/${r.json.op_id}`;
+  if (typeof json.op_id === 'string') headers.location = `/api/ops/${json.op_id}`;
   if (r.replayed) headers['idempotent-replayed'] = 'true';
-  return { status: r.status, headers, json: r.json };
+  return { status: json.dry_run === true ? 200 : 202, headers, json };
 }
 
-export function controlRoutes(cp: ControlPlane): RouteGroup {
+export function controlRoutes(service: ControlService): RouteGroup {
   const routes: Route[] = [
     {
       method: 'GET', pattern: '/api/inventory',
-      handler: async (ctx) => { cp.authorizeRead(ctx.principal); return { json: cp.inventory() }; },
+      handler: async (ctx) => ({ json: service.inventory(ctx.principal) }),
       operation: {
         operationId: 'getInventory', tags: TAGS, security: SECURITY,
         summary: 'The managed targets, derived from the allowlist the deploy operation reads.',
@@ -70,17 +63,7 @@ export function controlRoutes(cp: ControlPlane): RouteGroup {
     },
     {
       method: 'GET', pattern: '/api/deploy_status',
-      handler: async (ctx) => {
-        const target = ctx.query.get('target');
-        if (target !== null) {
-          cp.allowlist.check(target);
-          cp.authorizeRead(ctx.principal, target);
-          return { json: { v: 1, targets: await cp.status(target) } };
-        }
-        cp.authorizeRead(ctx.principal);
-        const all = await cp.status();
-        return { json: { v: 1, targets: all.filter((s) => ctx.principal.can('mgmt.read', s.target)) } };
-      },
+      handler: async (ctx) => ({ json: { ...(await service.status(ctx.principal, { target: ctx.query.get('target') })) } }),
       operation: {
         operationId: 'getDeployStatus', tags: TAGS, security: SECURITY,
         summary: 'Version verdict of one target or of every target the caller may read, observed now.',
@@ -90,11 +73,7 @@ export function controlRoutes(cp: ControlPlane): RouteGroup {
     },
     {
       method: 'GET', pattern: '/api/ops/{op_id}',
-      handler: async (ctx) => {
-        const op = cp.getOp(ctx.params.op_id ?? '');
-        cp.authorizeRead(ctx.principal, op.target ?? undefined);
-        return { json: { ...op } };
-      },
+      handler: async (ctx) => ({ json: { ...service.getOp(ctx.principal, ctx.params.op_id ?? '') } }),
       operation: {
         operationId: 'getOperation', tags: TAGS, security: SECURITY,
         summary: 'One control-plane operation: state, version, digest, error and log.',
@@ -104,24 +83,25 @@ export function controlRoutes(cp: ControlPlane): RouteGroup {
     },
     {
       method: 'POST', pattern: '/api/build',
-      handler: async (ctx) => post(cp, ctx, 'POST /api/build', async () => ({ ...(await cp.build(ctx.principal, await jsonObject(ctx))) })),
+      handler: async (ctx) => submitted(await service.build(ctx.principal, await ctx.json(), idempotencyKey(ctx))),
       operation: {
         operationId: 'build', tags: TAGS, security: SECURITY, summary: 'Build a target from its recipe (lifecycle step: build).',
         parameters: [IDEMPOTENCY_PARAM],
-        requestBody: jsonBody({ type: 'object', required: ['target'], properties: { target: targetProp } }),
-        responses: { '202': ACCEPTED, ...errorResponses('forbidden', 'unknown_target', 'conflict') },
+        requestBody: jsonBody(BuildRequest),
+        responses: { '202': ACCEPTED, ...errorResponses('bad_request', 'forbidden', 'unknown_target', 'conflict') },
       },
     },
     {
-      method: 'POST', pattern: '/api/upload', streamBody: true, bodyLimit: cp.uploadLimitBytes,
-      handler: async (ctx) => post(cp, ctx, 'POST /api/upload', async () => {
+      method: 'POST', pattern: '/api/upload', streamBody: true, bodyLimit: service.uploadLimitBytes,
+      handler: async (ctx) => {
         const type = String(ctx.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-        if (type === 'application/json') return { ...(await cp.stage(ctx.principal, await smallJson(ctx))) };
+        if (type === 'application/json') return submitted(await service.stage(ctx.principal, await smallJson(ctx), idempotencyKey(ctx)));
         if (type !== 'application/x-tar' && type !== 'application/octet-stream' && type !== 'application/gzip') {
           throw new UnsupportedMediaTypeError(type || undefined, 'application/json, application/x-tar or application/octet-stream');
         }
-        return { ...(await cp.stageUpload(ctx.principal, { target: ctx.query.get('target') ?? undefined, digest: ctx.query.get('digest') ?? undefined }, ctx.bodyStream())) };
-      }),
+        const input = { target: ctx.query.get('target') ?? undefined, digest: ctx.query.get('digest') ?? undefined };
+        return submitted(await service.stageUpload(ctx.principal, input, ctx.bodyStream(), idempotencyKey(ctx)));
+      },
       operation: {
         operationId: 'stage', tags: TAGS, security: SECURITY,
         summary: 'Stage a built version ({target, version}), or an artifact tarball sent as the body with ?target=&digest= (lifecycle step: stage).',
@@ -133,7 +113,7 @@ export function controlRoutes(cp: ControlPlane): RouteGroup {
         requestBody: {
           required: true,
           content: {
-            'application/json': { schema: { type: 'object', required: ['target', 'version'], properties: { target: targetProp, version: { type: 'string' } } } },
+            'application/json': { schema: ref(StageRequest) },
             'application/x-tar': { schema: { type: 'string', format: 'binary' } },
             'application/octet-stream': { schema: { type: 'string', format: 'binary' } },
           },
@@ -143,60 +123,47 @@ export function controlRoutes(cp: ControlPlane): RouteGroup {
     },
     {
       method: 'POST', pattern: '/api/deploy',
-      handler: async (ctx) => post(cp, ctx, 'POST /api/deploy', async () => ({ ...(await cp.deploy(ctx.principal, await jsonObject(ctx))) })),
+      handler: async (ctx) => submitted(await service.deploy(ctx.principal, await ctx.json(), idempotencyKey(ctx))),
       operation: {
         operationId: 'deploy', tags: TAGS, security: SECURITY, summary: 'Promote a staged version (lifecycle step: promote).',
         parameters: [IDEMPOTENCY_PARAM],
-        requestBody: jsonBody({
-          type: 'object', required: ['target'],
-          properties: {
-            target: targetProp, version: { type: 'string', description: 'Default: the newest staged version.' },
-            dry_run: { type: 'boolean' }, reason: { type: 'string', maxLength: 1000 },
-            expected_generation: { type: 'integer', description: '409 when the target is at another generation.' },
-          },
-        }),
+        requestBody: jsonBody(DeployRequest),
         responses: { '200': PLAN, '202': ACCEPTED, ...errorResponses('bad_request', 'forbidden', 'unknown_target', 'not_found', 'conflict') },
       },
     },
     {
       method: 'POST', pattern: '/api/rollback',
-      handler: async (ctx) => post(cp, ctx, 'POST /api/rollback', async () => ({ ...(await cp.rollback(ctx.principal, await jsonObject(ctx))) })),
+      handler: async (ctx) => submitted(await service.rollback(ctx.principal, await ctx.json(), idempotencyKey(ctx))),
       operation: {
         operationId: 'rollback', tags: TAGS, security: SECURITY, summary: 'Move the desired version back (lifecycle step: rollback).',
         parameters: [IDEMPOTENCY_PARAM],
-        requestBody: jsonBody({
-          type: 'object', required: ['target'],
-          properties: { target: targetProp, to: { type: 'string', description: '"previous" (default) or a version.' }, dry_run: { type: 'boolean' }, reason: { type: 'string', maxLength: 1000 } },
-        }),
+        requestBody: jsonBody(RollbackRequest),
         responses: { '200': PLAN, '202': ACCEPTED, ...errorResponses('bad_request', 'forbidden', 'unknown_target', 'not_found', 'conflict') },
       },
     },
     {
       method: 'POST', pattern: '/api/reconcile',
-      handler: async (ctx) => post(cp, ctx, 'POST /api/reconcile', async () => {
-        // An empty POST (no Content-Type) means "every target".
-        const body = ctx.headers['content-type'] ? await jsonObject(ctx) : {};
-        return { ...(await cp.reconcile(ctx.principal, body)) };
-      }),
+      // An empty POST (no Content-Type) means "every target".
+      handler: async (ctx) => submitted(await service.reconcile(ctx.principal, ctx.headers['content-type'] ? await ctx.json() : {}, idempotencyKey(ctx))),
       operation: {
         operationId: 'reconcile', tags: TAGS, security: SECURITY, summary: 'Repair drift of one target, or of every target when none is named.',
         parameters: [IDEMPOTENCY_PARAM],
-        requestBody: jsonBody({ type: 'object', properties: { target: targetProp } }),
-        responses: { '202': ACCEPTED, ...errorResponses('forbidden', 'unknown_target', 'conflict') },
+        requestBody: jsonBody(ReconcileRequest),
+        responses: { '202': ACCEPTED, ...errorResponses('bad_request', 'forbidden', 'unknown_target', 'conflict') },
       },
     },
     {
       method: 'POST', pattern: '/api/restart',
-      handler: async (ctx) => post(cp, ctx, 'POST /api/restart', async () => ({ ...(await cp.restart(ctx.principal, await jsonObject(ctx))) })),
+      handler: async (ctx) => submitted(await service.restart(ctx.principal, await ctx.json(), idempotencyKey(ctx))),
       operation: {
         operationId: 'restart', tags: TAGS, security: SECURITY, summary: 'Restart the live version of a service target (start new, check health, stop old).',
         parameters: [IDEMPOTENCY_PARAM],
-        requestBody: jsonBody({ type: 'object', required: ['target'], properties: { target: targetProp, reason: { type: 'string', maxLength: 1000 } } }),
-        responses: { '202': ACCEPTED, ...errorResponses('forbidden', 'unknown_target', 'conflict') },
+        requestBody: jsonBody(RestartRequest),
+        responses: { '202': ACCEPTED, ...errorResponses('bad_request', 'forbidden', 'unknown_target', 'conflict') },
       },
     },
   ];
-  return { name: 'control', routes, openapi: { tags: [{ name: 'control', description: 'Deployment control plane (CONTRACT §6).' }], components: { schemas: SCHEMAS } } };
+  return { name: 'control', routes, openapi: { tags: [{ name: 'control', description: 'Deployment control plane (CONTRACT §6).' }], components: { schemas: { ...SCHEMAS, ...Object.fromEntries(CONTROL_REQUESTS.map((s) => [s.name, s.schema])) } } } };
 }
 
 const OP_KIND = { type: 'string', enum: ['build', 'stage', 'deploy', 'rollback', 'reconcile', 'restart'] };

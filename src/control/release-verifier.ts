@@ -1,0 +1,95 @@
+/**
+ * Checks a release directory against its manifest without blocking the event loop, and without hashing
+ * a file twice: every I/O is asynchronous (a file is hashed as a stream, so the loop serves other work
+ * between chunks), and a file's hash is remembered with the stat that produced it. A later check stats
+ * every path but hashes only a file whose (size, mtime, ctime, inode) changed, so the steady state of a
+ * resync costs one `lstat` per file.
+ *
+ * A cached hash is trusted only when the file's mtime and ctime are older than the moment the hash was
+ * started by more than `RACY_MS` (git's "racily clean" rule): timestamps are coarse (a few ms on some
+ * file systems), so an edit in the same tick as the hash would otherwise keep an old hash forever.
+ * ctime cannot be set from user space, so `touch -m` with an old date does not fool the cache.
+ */
+import { createHash } from 'node:crypto';
+import { createReadStream, type Stats } from 'node:fs';
+import { lstat, readdir, readlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { FileManifest } from './artifact.js';
+
+/** Stamps younger than this (relative to the start of their hash) are re-hashed next time. */
+const RACY_MS = 1_000;
+
+interface Hashed { size: number; mtimeMs: number; ctimeMs: number; ino: number; sha256: string; hashedAt: number }
+
+export class ReleaseVerifier {
+  /** Release directory → relative path → the last hash of that file. */
+  readonly #cache = new Map<string, Map<string, Hashed>>();
+  /** Files hashed since construction (for tests and the benchmark: the cache works when this stays put). */
+  hashed = 0;
+
+  /**
+   * Paths of `dir` that differ from `manifest` (added, removed, changed type, size, content or link
+   * target), sorted; undefined when `dir` does not exist.
+   */
+  async diff(dir: string, manifest: FileManifest): Promise<string[] | undefined> {
+    const actual = new Map<string, Stats>();
+    try { await lstat(dir); } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') { this.#cache.delete(dir); return undefined; }
+      throw err;
+    }
+    await walk(dir, '', actual);
+    const before = this.#cache.get(dir) ?? new Map<string, Hashed>();
+    const after = new Map<string, Hashed>();
+    const out: string[] = [];
+    for (const [p, want] of Object.entries(manifest)) {
+      const st = actual.get(p);
+      let same: boolean;
+      if (!st) same = false;
+      else if (want.type === 'dir') same = st.isDirectory();
+      else if (want.type === 'symlink') same = st.isSymbolicLink() && (await readlink(join(dir, p)).catch(() => undefined)) === want.to;
+      else if (!st.isFile() || st.size !== want.size) same = false;
+      else {
+        const h = await this.#hash(join(dir, p), st, before.get(p));
+        if (h) after.set(p, h);
+        same = h?.sha256 === want.sha256;
+      }
+      if (!same) out.push(p);
+    }
+    for (const p of actual.keys()) if (!(p in manifest)) out.push(p);
+    this.#cache.set(dir, after);
+    return out.sort();
+  }
+
+  /** Drops what is remembered of `dir` (a pruned release). */
+  forget(dir: string): void { this.#cache.delete(dir); }
+
+  async #hash(file: string, st: Stats, cached: Hashed | undefined): Promise<Hashed | undefined> {
+    if (cached && cached.size === st.size && cached.mtimeMs === st.mtimeMs && cached.ctimeMs === st.ctimeMs && cached.ino === st.ino
+      && Math.max(st.mtimeMs, st.ctimeMs) < cached.hashedAt - RACY_MS) return cached;
+    const hashedAt = Date.now();
+    const h = createHash('sha256');
+    try {
+      for await (const chunk of createReadStream(file)) h.update(chunk as Buffer);
+    } catch { return undefined; } // vanished or unreadable: counted as different
+    this.hashed++;
+    return { size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino, sha256: h.digest('hex'), hashedAt };
+  }
+}
+
+/** Every path under `root` with its lstat; a path that vanishes during the walk is left out (it is then missing). */
+async function walk(root: string, rel: string, out: Map<string, Stats>): Promise<void> {
+  let names: string[];
+  try { names = await readdir(join(root, rel)); } catch (err) { if (isGone(err)) return; throw err; }
+  for (const name of names) {
+    const p = rel === '' ? name : `${rel}/${name}`;
+    let st: Stats;
+    try { st = await lstat(join(root, p)); } catch (err) { if (isGone(err)) continue; throw err; }
+    out.set(p, st);
+    if (st.isDirectory()) await walk(root, p, out);
+  }
+}
+
+function isGone(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException).code;
+  return code === 'ENOENT' || code === 'ENOTDIR';
+}
