@@ -26,9 +26,11 @@ import type { ServerLimits } from './http/limits.js';
 import type { RouteGroup } from './http/route.js';
 import { authRoutes } from './rest/auth.js';
 import { eventRoutes } from './rest/events.js';
-import { buildOpenApi, openApiRoutes } from './rest/openapi.js';
+import { API_VERSION, buildOpenApi, openApiRoutes } from './rest/openapi.js';
 import { searchRoutes } from './rest/search.js';
 import { SearchService, type SearcherSource } from './search/service.js';
+import { createMcpFace } from './mcp/index.js';
+import { RollupService } from './rollup/service.js';
 import { QuarryServer, consoleLogger, type Logger } from './http/server.js';
 import { ensureTls, loadTls, type TlsMaterial } from './http/tls.js';
 import { openDb, type Db } from './store/db.js';
@@ -122,7 +124,8 @@ async function startServiceWith(options: ServiceOptions, closers: (() => Promise
       return corpora.searcher(scope);
     },
   };
-  groups.push(searchRoutes(new SearchService(search)));
+  const searchService = new SearchService(search);
+  groups.push(searchRoutes(searchService));
   groups.push(eventRoutes(new EventsService(bus)));
 
   // Control plane: recovers interrupted operations and reconciles targets before it serves requests.
@@ -132,12 +135,18 @@ async function startServiceWith(options: ServiceOptions, closers: (() => Promise
   groups.push(controlRoutes(control.service));
 
   let openapi: Record<string, unknown> = {};
+  const host = options.host ?? '127.0.0.1';
+  // The agent surface over the same services; the rollup counts documents per host in the live indexes.
+  const rollup = new RollupService({ hosts: { hosts: (scope) => { search.searcher(scope); return corpora!.searcher(scope).hosts(); } } });
+  groups.push(createMcpFace({
+    config: section('mcp'), listenHost: host, policy: auth.policy, search: searchService, rollup, mgmt: control.service,
+    openapi: () => openapi, serverVersion: API_VERSION, logError: (m, err) => log.error(m, err),
+  }));
   groups.push(openApiRoutes(() => openapi));
   openapi = buildOpenApi(groups);
 
   const server = new QuarryServer({ groups, tls, policy: auth.policy, limits: options.limits ?? {}, log });
   closers.push(() => server.drain(0));
-  const host = options.host ?? '127.0.0.1';
   const address = await server.listen(options.port ?? 8443, host);
   const urlHost = host.includes(':') ? `[${host}]` : host;
   const url = `https://${urlHost}:${address.port}`;

@@ -15,7 +15,7 @@
  */
 import { QuarryError } from '../kernel/errors.js';
 import { toJson } from '../kernel/json.js';
-import type { Policy, Principal } from '../kernel/principal.js';
+import { requirePublic, type Policy, type Principal } from '../kernel/principal.js';
 import { asQuarryError, errorBody, httpError } from '../http/errors.js';
 import type { Catalog, CompletionRef, ResourceContents, Tool, ToolResult } from './catalog.js';
 import {
@@ -29,7 +29,8 @@ type Headers = Readonly<Record<string, string | string[] | undefined>>;
 
 export interface McpRequest {
   headers: Headers;
-  body: Buffer;
+  /** Reads the body (bounded by the route's limit: PayloadTooLargeError past it). */
+  body(): Promise<Buffer>;
   /** The caller as the server resolved it from the headers alone. */
   principal: Principal;
   signal: AbortSignal;
@@ -59,6 +60,8 @@ const TTL_MS = 60_000;
 const MAX_COMPLETIONS = 100;
 
 const NO_STORE = { 'cache-control': 'no-store' };
+/** Methods that only describe the server: answered to every caller. */
+const OPEN_METHODS = new Set(['initialize', 'ping', 'server/discover']);
 
 export class McpHandler {
   readonly #o: McpOptions;
@@ -91,9 +94,10 @@ export class McpHandler {
       this.#checkOrigin(req.headers);
       const type = String(header(req.headers, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
       if (type !== 'application/json') throw new RpcError(INVALID_REQUEST, 'Content-Type must be application/json.', { status: 415 });
+      const body = await req.body();
       let value: unknown;
       try {
-        value = JSON.parse(req.body.toString('utf8'));
+        value = JSON.parse(body.toString('utf8'));
       } catch {
         throw new RpcError(PARSE_ERROR, 'The body is not valid JSON.', { status: 400 });
       }
@@ -102,6 +106,8 @@ export class McpHandler {
       if (msg.kind !== 'request') return { status: 202, headers: {} };
       lane = chooseLane(req.headers, msg.method, msg.params);
       const principal = this.#principal(req, msg.params);
+      // With anonymous access off, a caller without a capability may only learn what the server is.
+      if (!OPEN_METHODS.has(msg.method)) requirePublic(principal);
       return await this.#dispatch(msg.id, msg.method, msg.params, lane, principal, req);
     } catch (err) {
       return this.#error(id, err, lane);

@@ -21,16 +21,22 @@ import {
 } from './catalog.js';
 import { jsonSchemaFrom } from './schemas.js';
 
-/** What `service_mgmt` and the inventory resource need of the control plane. */
+/**
+ * What `service_mgmt`, the inventory resource and target completion need of the control plane: the
+ * operations of the control service (`src/control/service.ts`), which holds every rule (allowlist first,
+ * target-scoped rights, body schemas, audit). Each takes the caller and the body as REST would send it.
+ */
 export interface MgmtPort {
-  /** `{action, target?, version?, dry_run?, reason?}` → the answer of the REST route with the same meaning. */
-  run(principal: Principal, args: Record<string, unknown>): Promise<Record<string, unknown>>;
-  /** An operation as `GET /api/ops/{op_id}` shows it (for progress of a long action). */
-  op(principal: Principal, opId: string): Record<string, unknown>;
-  /** `GET /api/inventory` (needs `mgmt.read`). */
+  build(principal: Principal, input: unknown): Promise<{ answer: object }>;
+  deploy(principal: Principal, input: unknown): Promise<{ answer: object }>;
+  rollback(principal: Principal, input: unknown): Promise<{ answer: object }>;
+  reconcile(principal: Principal, input: unknown): Promise<{ answer: object }>;
+  restart(principal: Principal, input: unknown): Promise<{ answer: object }>;
+  status(principal: Principal, input: { target?: string | null }): Promise<object>;
+  /** `GET /api/ops/{op_id}`. */
+  getOp(principal: Principal, opId: string): object;
+  /** `GET /api/inventory`. */
   inventory(principal: Principal): Record<string, unknown>;
-  /** Targets this caller may read, for completion (empty without `mgmt.read`). */
-  targets(principal: Principal): string[];
 }
 
 /** A file of the binary RPC contract, when the repository has one. */
@@ -234,7 +240,7 @@ export function quarryCatalog(d: QuarryCatalogDeps): Catalog {
         return [];
       }
       if (ref.name === 'deployment') {
-        if (argument.name === 'target') return mgmt ? prefix(mgmt.targets(principal)) : [];
+        if (argument.name === 'target') return mgmt ? prefix(readableTargets(mgmt, principal)) : [];
         return [];
       }
       return undefined;
@@ -308,10 +314,12 @@ function mgmtTool(mgmt: MgmtPort, text: (v: unknown) => string, intervalMs: numb
       if (typeof args.action !== 'string' || !(MGMT_ACTIONS as readonly string[]).includes(args.action)) {
         throw new BadRequestError(`action must be one of ${MGMT_ACTIONS.join(', ')}.`, 'action');
       }
-      const answer = await mgmt.run(ctx.principal, args);
+      const answer = await runAction(mgmt, ctx.principal, args);
       if (ctx.progressToken === undefined || typeof answer.op_id !== 'string' || !long(args)) return structuredResult(answer, text);
       // Follow the operation, one progress notification per state change, and answer with its end.
-      let view = mgmt.op(ctx.principal, answer.op_id);
+      const opId = answer.op_id;
+      const read = () => ({ ...mgmt.getOp(ctx.principal, opId) }) as Record<string, unknown>;
+      let view = read();
       let step = 0;
       let last = '';
       for (;;) {
@@ -322,11 +330,35 @@ function mgmtTool(mgmt: MgmtPort, text: (v: unknown) => string, intervalMs: numb
         }
         if (TERMINAL.has(state) || ctx.signal.aborted) break;
         await new Promise((r) => setTimeout(r, intervalMs));
-        view = mgmt.op(ctx.principal, answer.op_id);
+        view = read();
       }
       return structuredResult(view, text, view.state === 'failed');
     },
   };
+}
+
+/** The tool's arguments as the body of the REST route with the same meaning (only the fields given). */
+async function runAction(mgmt: MgmtPort, principal: Principal, args: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const { target, version, dry_run, reason } = args;
+  const body = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+  switch (args.action) {
+    case 'build': return { ...(await mgmt.build(principal, body({ target }))).answer };
+    case 'deploy': return { ...(await mgmt.deploy(principal, body({ target, version, dry_run, reason }))).answer };
+    case 'rollback': return { ...(await mgmt.rollback(principal, body({ target, to: version, dry_run, reason }))).answer };
+    case 'reconcile': return { ...(await mgmt.reconcile(principal, body({ target }))).answer };
+    case 'restart': return { ...(await mgmt.restart(principal, body({ target, reason }))).answer };
+    default: {
+      if (target !== undefined && typeof target !== 'string') throw new BadRequestError('target must be a string.', 'target');
+      return { ...(await mgmt.status(principal, target === undefined ? {} : { target })) };
+    }
+  }
+}
+
+/** The targets this caller may read (none without `mgmt.read`). */
+function readableTargets(mgmt: MgmtPort, principal: Principal): string[] {
+  if (!principal.can('mgmt.read')) return [];
+  const targets = mgmt.inventory(principal).targets;
+  return Array.isArray(targets) ? targets.filter((t): t is string => typeof t === 'string' && principal.can('mgmt.read', t)) : [];
 }
 
 function requiredArg(args: Record<string, string>, name: string): string {
