@@ -15,6 +15,22 @@ export interface ToolResult {
   isError?: boolean;
 }
 
+/**
+ * 2026-07-28 multi-round requests: instead of a result, what the client must supply first (it retries
+ * the request with `inputResponses` and the opaque `requestState`).
+ */
+export interface InputRequired {
+  resultType: 'input_required';
+  inputRequests: Record<string, unknown>;
+  requestState?: string;
+}
+
+/** What a retried multi-round request carries (`params.inputResponses`, `params.requestState`). */
+export interface RetryInput {
+  inputResponses?: Record<string, unknown>;
+  requestState?: string;
+}
+
 export interface CallContext {
   principal: Principal;
   lane: Lane;
@@ -24,6 +40,9 @@ export interface CallContext {
   progressToken?: string | number;
   /** Sends a notification on this request's event stream (a no-op when the answer is plain JSON). */
   notify(method: string, params: Record<string, unknown>): void;
+  /** `params._meta` as sent (the capability keys removed). */
+  meta: Record<string, unknown>;
+  retry: RetryInput;
 }
 
 export interface Tool {
@@ -35,7 +54,7 @@ export interface Tool {
   requires?: readonly string[];
   /** Whether this call answers as an event stream (it sends notifications before its result). */
   streams?(args: Record<string, unknown>, ctx: { progressToken?: string | number; lane: Lane }): boolean;
-  call(args: Record<string, unknown>, ctx: CallContext): Promise<ToolResult>;
+  call(args: Record<string, unknown>, ctx: CallContext): Promise<ToolResult | InputRequired>;
 }
 
 export interface ResourceEntry {
@@ -59,7 +78,7 @@ export type ResourceContents = { uri: string; mimeType?: string } & ({ text: str
 export interface Prompt {
   definition: { name: string; title?: string; description?: string; arguments?: { name: string; description?: string; required?: boolean }[] };
   /** The messages; throws BadRequestError for a missing or bad argument. */
-  get(args: Record<string, string>, principal: Principal): { description?: string; messages: Record<string, unknown>[] };
+  get(args: Record<string, string>, principal: Principal, retry: RetryInput): { description?: string; messages: Record<string, unknown>[] } | InputRequired;
 }
 
 export type CompletionRef = { type: 'ref/prompt'; name: string } | { type: 'ref/resource'; uri: string };

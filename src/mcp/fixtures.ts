@@ -4,8 +4,11 @@
  * server gives. Loaded only when `QUARRY_MCP_TEST_FIXTURES=1` (see index.ts); a running Quarry never
  * lists them otherwise. They touch no service and no data.
  */
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { BadRequestError } from '../kernel/errors.js';
-import type { Catalog, ContentBlock, ResourceContents, Tool, ToolResult } from './catalog.js';
+import type { Catalog, ContentBlock, InputRequired, ResourceContents, RetryInput, Tool, ToolResult } from './catalog.js';
+import { INVALID_PARAMS, RpcError } from './jsonrpc.js';
+import { META } from './protocol.js';
 
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';
 const WAV = 'UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=';
@@ -19,6 +22,109 @@ function tool(name: string, description: string, call: Tool['call'], extra: Part
 }
 
 const result = (...content: ContentBlock[]): ToolResult => ({ content });
+
+// ── 2026-07-28 multi-round requests (the suite's input-required scenarios) ──
+const SECRET = randomBytes(32);
+const sign = (payload: Record<string, unknown>) => {
+  const data = JSON.stringify(payload);
+  return JSON.stringify({ data, hmac: createHmac('sha256', SECRET).update(data).digest('hex') });
+};
+function verify(raw: string): Record<string, unknown> | undefined {
+  try {
+    const { data, hmac } = JSON.parse(raw) as { data: string; hmac: string };
+    if (createHmac('sha256', SECRET).update(data).digest('hex') !== hmac) return undefined;
+    return JSON.parse(data) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+}
+const parseState = (raw: string | undefined): Record<string, unknown> | undefined => {
+  if (raw === undefined) return undefined;
+  try { return JSON.parse(raw) as Record<string, unknown>; } catch { return undefined; }
+};
+const field = (response: unknown, name: string): string => {
+  const v = ((response as Record<string, unknown> | undefined)?.content as Record<string, unknown> | undefined)?.[name];
+  return typeof v === 'string' ? v : 'unknown';
+};
+const ask = (inputRequests: Record<string, unknown>, requestState?: string): InputRequired =>
+  ({ resultType: 'input_required', inputRequests, ...(requestState !== undefined ? { requestState } : {}) });
+const elicit = (message: string, properties: Record<string, unknown>, required: string[]) =>
+  ({ method: 'elicitation/create', params: { message, requestedSchema: { type: 'object', properties, required } } });
+const sample = (prompt: string, maxTokens: number) =>
+  ({ method: 'sampling/createMessage', params: { messages: [{ role: 'user', content: { type: 'text', text: prompt } }], maxTokens } });
+const ROOTS = { method: 'roots/list', params: {} };
+const rootsOf = (r: unknown) => { const roots = (r as Record<string, unknown> | undefined)?.roots; return Array.isArray(roots) ? roots.length : 0; };
+
+function mrtr(name: string, description: string, call: (r: RetryInput, caps: Record<string, unknown>) => ToolResult | InputRequired): Tool {
+  return tool(name, description, async (_args, ctx) => call(ctx.retry, ctx.lane.clientCapabilities));
+}
+
+function mrtrTools(): Tool[] {
+  const confirm = elicit('Please confirm', { ok: { type: 'boolean' } }, ['ok']);
+  return [
+    mrtr('test_input_required_result_elicitation', 'MRTR: returns InputRequiredResult with elicitation request', ({ inputResponses: r }) =>
+      r?.user_name ? result(text(`Hello, ${field(r.user_name, 'name')}!`)) : ask({ user_name: elicit('What is your name?', { name: { type: 'string' } }, ['name']) })),
+    mrtr('test_input_required_result_sampling', 'MRTR: returns InputRequiredResult with sampling request', ({ inputResponses: r }) => {
+      if (!r?.sample_request) return ask({ sample_request: sample('What is the capital of France?', 100) });
+      const c = (r.sample_request as Record<string, unknown>).content as Record<string, unknown> | undefined;
+      return result(text(`Sampling result: ${typeof c?.text === 'string' ? c.text : 'no response'}`));
+    }),
+    mrtr('test_input_required_result_list_roots', 'MRTR: returns InputRequiredResult with roots/list request', ({ inputResponses: r }) =>
+      r?.roots_request ? result(text(`Found ${rootsOf(r.roots_request)} root(s)`)) : ask({ roots_request: ROOTS })),
+    mrtr('test_input_required_result_request_state', 'MRTR: returns InputRequiredResult with requestState', ({ inputResponses: r, requestState }) => {
+      const state = parseState(requestState);
+      const ok = ((r?.confirm as Record<string, unknown> | undefined)?.content as Record<string, unknown> | undefined)?.ok;
+      if (state?.kind === 'request-state' && ok === true) return result(text('state-ok: requestState validated'));
+      return ask({ confirm }, JSON.stringify({ kind: 'request-state', nonce: randomUUID() }));
+    }),
+    mrtr('test_input_required_result_multiple_inputs', 'MRTR: returns InputRequiredResult with multiple input requests', ({ inputResponses: r, requestState }) => {
+      if (parseState(requestState)?.kind === 'multiple-inputs' && r?.user_name && r.greeting && r.client_roots) {
+        const g = (r.greeting as Record<string, unknown>).content as Record<string, unknown> | undefined;
+        return result(text(`Name: ${field(r.user_name, 'name')}; Greeting: ${typeof g?.text === 'string' ? g.text : 'Hello there!'}; Roots: ${rootsOf(r.client_roots)}`));
+      }
+      return ask({
+        user_name: elicit('What is your name?', { name: { type: 'string' } }, ['name']),
+        greeting: sample('Generate a greeting', 50),
+        client_roots: ROOTS,
+      }, JSON.stringify({ kind: 'multiple-inputs', nonce: randomUUID() }));
+    }),
+    mrtr('test_input_required_result_multi_round', 'MRTR: multi-round InputRequiredResult workflow', ({ inputResponses: r, requestState }) => {
+      const step1 = () => ask({ step1: elicit('Step 1: What is your name?', { name: { type: 'string' } }, ['name']) }, JSON.stringify({ round: 1, nonce: randomUUID() }));
+      const state = parseState(requestState);
+      if (state?.round === 1 && r?.step1) {
+        return ask({ step2: elicit('Step 2: What is your favorite color?', { color: { type: 'string' } }, ['color']) },
+          JSON.stringify({ round: 2, name: field(r.step1, 'name'), nonce: randomUUID() }));
+      }
+      if (state?.round === 2 && r?.step2) return result(text(`Multi-round complete for ${typeof state.name === 'string' ? state.name : 'friend'} who likes ${field(r.step2, 'color')}`));
+      return step1();
+    }),
+    mrtr('test_input_required_result_tampered_state', 'MRTR: HMAC-signed requestState integrity test', ({ inputResponses: r, requestState }) => {
+      if (requestState !== undefined) {
+        const state = verify(requestState);
+        if (!state) throw new RpcError(INVALID_PARAMS, 'requestState integrity check failed');
+        if (state.kind === 'tamper-test' && r?.confirm) return result(text('integrity-ok: state verified'));
+      }
+      return ask({ confirm }, sign({ kind: 'tamper-test', nonce: randomUUID() }));
+    }),
+    mrtr('test_input_required_result_capabilities', 'MRTR: respects client capabilities in inputRequests', ({ inputResponses: r }, caps) => {
+      if (r && Object.keys(r).length > 0) return result(text(`capabilities-ok: received ${Object.keys(r).join(',')}`));
+      const requests: Record<string, unknown> = {};
+      if (caps.elicitation) requests.elicit_input = elicit('Elicitation input', { value: { type: 'string' } }, ['value']);
+      if (caps.sampling) requests.sample_input = sample('Sample request', 50);
+      if (Object.keys(requests).length === 0) return result(text('No supported capabilities declared'));
+      return ask(requests, sign({ kind: 'capabilities-test', nonce: randomUUID() }));
+    }),
+    tool('test_streaming_elicitation', 'Diagnostic tool validating response progress streams', async (_args, ctx) => {
+      ctx.notify('notifications/progress', { progressToken: ctx.progressToken ?? 'token-abc', progress: 50, total: 100 });
+      return result(text('Streaming complete'));
+    }, { streams: () => true }),
+    tool('test_logging_tool', 'Diagnostic logging validator tool', async (_args, ctx) => {
+      // 2026-07-28: log notifications only when the request's _meta asks for a level.
+      if (ctx.meta[META.logLevel] !== undefined) ctx.notify('notifications/message', { level: 'info', data: 'Diagnostic trace logging activated' });
+      return result(text('Logging evaluated'));
+    }, { streams: () => true }),
+  ];
+}
 
 export function fixtureCatalog(): Catalog {
   const tools: Tool[] = [
@@ -52,6 +158,7 @@ export function fixtureCatalog(): Catalog {
       throw new BadRequestError('This tool intentionally returns an error for testing');
     }),
     tool('test_missing_capability', 'Needs the client capability sampling (answers -32021 without it)', async () => result(text('sampling declared')), { requires: ['sampling'] }),
+    ...mrtrTools(),
   ];
 
   const resources: Record<string, ResourceContents & { name: string; title: string; description: string }> = {
@@ -91,6 +198,10 @@ export function fixtureCatalog(): Catalog {
           { role: 'user', content: { type: 'image', data: PNG, mimeType: 'image/png' } },
           { role: 'user', content: text('Please analyze the image above.') },
         ] }) },
+      { definition: { name: 'test_input_required_result_prompt', description: 'MRTR: prompt that requires elicitation input' },
+        get: (_a, _p, { inputResponses: r }) => (r?.user_context
+          ? { messages: [{ role: 'user', content: text(`Prompt with context: ${field(r.user_context, 'context')}`) }] }
+          : ask({ user_context: elicit('What context should the prompt use?', { context: { type: 'string' } }, ['context']) })) },
     ],
     complete(ref) {
       if (ref.type === 'ref/prompt' ? ref.name.startsWith('test_') : ref.uri.startsWith('test://')) return [];

@@ -17,7 +17,7 @@ import { QuarryError } from '../kernel/errors.js';
 import { toJson } from '../kernel/json.js';
 import { requirePublic, type Policy, type Principal } from '../kernel/principal.js';
 import { asQuarryError, errorBody, httpError } from '../http/errors.js';
-import type { Catalog, CompletionRef, ResourceContents, Tool, ToolResult } from './catalog.js';
+import type { Catalog, CompletionRef, InputRequired, ResourceContents, RetryInput, Tool, ToolResult } from './catalog.js';
 import {
   FORBIDDEN, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, MISSING_CLIENT_CAPABILITY, PARSE_ERROR,
   RATE_LIMITED, RESOURCE_NOT_FOUND_LEGACY, RpcError, UNAUTHORIZED, UNAVAILABLE, echoableId, errorMessage, parseMessage,
@@ -221,7 +221,7 @@ export class McpHandler {
   /** 2026-07-28 results: `resultType`, the server's identity, and cache hints on lists and reads. */
   #decorate(result: Record<string, unknown>, lane: Lane, cache: 'public' | 'private' | undefined, ttlMs: number): Record<string, unknown> {
     if (lane.era !== 'modern') return result;
-    const out: Record<string, unknown> = { ...result, resultType: 'complete' };
+    const out: Record<string, unknown> = { resultType: 'complete', ...result };
     if (cache !== undefined) {
       out.ttlMs = ttlMs;
       out.cacheScope = cache;
@@ -257,11 +257,11 @@ export class McpHandler {
     const args = rawArgs as Record<string, unknown>;
     const accept = String(header(req.headers, 'accept') ?? '');
     const streams = (tool.streams?.(args, { progressToken, lane }) ?? false) && accept.includes('text/event-stream');
-    const run = async (notify: (method: string, p: Record<string, unknown>) => void): Promise<ToolResult> => {
+    const run = async (notify: (method: string, p: Record<string, unknown>) => void): Promise<ToolResult | InputRequired> => {
       try {
-        return await tool.call(args, { principal, lane, signal: req.signal, progressToken, notify });
+        return await tool.call(args, { principal, lane, signal: req.signal, progressToken, notify, meta: meta ?? {}, retry: retryInput(params) });
       } catch (err) {
-        if (isRefusal(err)) throw err;
+        if (isRefusal(err) || err instanceof RpcError) throw err;
         const e = asQuarryError(err);
         if (e.code === 'internal') this.#o.logError?.(`quarry: internal error in MCP tool ${name}`, err);
         return errorResult(toJson(errorBody(e)));
@@ -312,7 +312,7 @@ export class McpHandler {
       if (a.required && (args[a.name] === undefined || args[a.name] === '')) throw new RpcError(INVALID_PARAMS, `The argument ${a.name} is required.`);
     }
     try {
-      return { ...prompt.get(args, principal) };
+      return { ...prompt.get(args, principal, retryInput(params)) };
     } catch (err) {
       if (isRefusal(err) || !QuarryError.is(err)) throw err;
       throw new RpcError(INVALID_PARAMS, err.message);
@@ -397,6 +397,15 @@ export class McpHandler {
 /** Errors that refuse the caller rather than the input: they travel as HTTP statuses, not tool results. */
 function isRefusal(err: unknown): boolean {
   return QuarryError.is(err) && (err.code === 'unauthenticated' || err.code === 'forbidden' || err.code === 'rate_limited');
+}
+
+/** The multi-round fields of a retried request (2026-07-28), when well-formed. */
+function retryInput(params: Record<string, unknown>): RetryInput {
+  const out: RetryInput = {};
+  const r = params.inputResponses;
+  if (typeof r === 'object' && r !== null && !Array.isArray(r)) out.inputResponses = r as Record<string, unknown>;
+  if (typeof params.requestState === 'string') out.requestState = params.requestState;
+  return out;
 }
 
 function errorResult(text: string): ToolResult {
