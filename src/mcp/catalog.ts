@@ -40,6 +40,11 @@ export interface CallContext {
   progressToken?: string | number;
   /** Sends a notification on this request's event stream (a no-op when the answer is plain JSON). */
   notify(method: string, params: Record<string, unknown>): void;
+  /**
+   * Handshake era, event-stream answers only: sends a request to the client on this request's stream and
+   * resolves with the client's answer (which it POSTs as a JSON-RPC response). Undefined otherwise.
+   */
+  request?(method: string, params: Record<string, unknown>): Promise<Record<string, unknown>>;
   /** `params._meta` as sent (the capability keys removed). */
   meta: Record<string, unknown>;
   retry: RetryInput;
@@ -91,6 +96,8 @@ export interface Catalog {
   /** The contents of `uri`, or undefined when this catalog has no such resource. */
   read(uri: string, principal: Principal): ResourceContents[] | undefined;
   prompts: Prompt[];
+  /** Further methods this catalog answers (params → result), e.g. the fixtures' `resources/subscribe`. */
+  methods?: Record<string, (params: Record<string, unknown>) => Record<string, unknown>>;
   /** Completions of one argument, or undefined when the reference is not this catalog's. */
   complete?(ref: CompletionRef, argument: { name: string; value: string }, context: Record<string, string>, principal: Principal): string[] | undefined;
 }

@@ -59,6 +59,51 @@ function mrtr(name: string, description: string, call: (r: RetryInput, caps: Rec
   return tool(name, description, async (_args, ctx) => call(ctx.retry, ctx.lane.clientCapabilities));
 }
 
+// ── handshake era: requests to the client on the call's event stream (sampling, elicitation) ──
+function clientRequestTools(): Tool[] {
+  const streams = { streams: () => true };
+  const via = async (ctx: Parameters<Tool['call']>[1], method: string, params: Record<string, unknown>, show: (r: Record<string, unknown>) => string, what: string) => {
+    if (!ctx.request) return result(text(`${what} not supported or error: no event stream`));
+    try {
+      return result(text(show(await ctx.request(method, params))));
+    } catch (err) {
+      return result(text(`${what} not supported or error: ${(err as Error).message}`));
+    }
+  };
+  const elicitation = (r: Record<string, unknown>, label: string) => `${label}: action=${String(r.action)}, content=${JSON.stringify(r.content ?? {})}`;
+  const form = (message: string, properties: Record<string, unknown>) => ({ message, requestedSchema: { type: 'object', properties, required: [] } });
+  return [
+    tool('test_sampling', 'Tests server-initiated sampling (LLM completion request)', async (args, ctx) =>
+      via(ctx, 'sampling/createMessage', { messages: [{ role: 'user', content: { type: 'text', text: String(args.prompt ?? '') } }], maxTokens: 100 }, (r) => {
+        const c = r.content as Record<string, unknown> | undefined;
+        return `LLM response: ${typeof c?.text === 'string' ? c.text : 'No response'}`;
+      }, 'Sampling'), streams, { type: 'object', properties: { prompt: { type: 'string', description: 'The prompt to send to the LLM' } }, required: ['prompt'] }),
+    tool('test_elicitation', 'Tests server-initiated elicitation (user input request)', async (args, ctx) =>
+      via(ctx, 'elicitation/create', {
+        message: String(args.message ?? ''),
+        requestedSchema: { type: 'object', properties: { response: { type: 'string', description: "User's response" } }, required: ['response'] },
+      }, (r) => elicitation(r, 'User response'), 'Elicitation'), streams, { type: 'object', properties: { message: { type: 'string', description: 'The message to show the user' } }, required: ['message'] }),
+    tool('test_elicitation_sep1034_defaults', 'Tests elicitation with default values per SEP-1034', async (_args, ctx) =>
+      via(ctx, 'elicitation/create', form('Please review and update the form fields with defaults', {
+        name: { type: 'string', description: 'User name', default: 'John Doe' },
+        age: { type: 'integer', description: 'User age', default: 30 },
+        score: { type: 'number', description: 'User score', default: 95.5 },
+        status: { type: 'string', description: 'User status', enum: ['active', 'inactive', 'pending'], default: 'active' },
+        verified: { type: 'boolean', description: 'Verification status', default: true },
+      }), (r) => elicitation(r, 'Elicitation completed'), 'Elicitation'), streams),
+    tool('test_elicitation_sep1330_enums', 'Tests elicitation with enum schema improvements per SEP-1330', async (_args, ctx) =>
+      via(ctx, 'elicitation/create', form('Please select options from the enum fields', {
+        untitledSingle: { type: 'string', description: 'Select one option', enum: ['option1', 'option2', 'option3'] },
+        titledSingle: { type: 'string', description: 'Select one option with titles', oneOf: [
+          { const: 'value1', title: 'First Option' }, { const: 'value2', title: 'Second Option' }, { const: 'value3', title: 'Third Option' }] },
+        legacyEnum: { type: 'string', description: 'Select one option (legacy)', enum: ['opt1', 'opt2', 'opt3'], enumNames: ['Option One', 'Option Two', 'Option Three'] },
+        untitledMulti: { type: 'array', description: 'Select multiple options', minItems: 1, maxItems: 3, items: { type: 'string', enum: ['option1', 'option2', 'option3'] } },
+        titledMulti: { type: 'array', description: 'Select multiple options with titles', minItems: 1, maxItems: 3, items: { anyOf: [
+          { const: 'value1', title: 'First Choice' }, { const: 'value2', title: 'Second Choice' }, { const: 'value3', title: 'Third Choice' }] } },
+      }), (r) => elicitation(r, 'Elicitation completed'), 'Elicitation'), streams),
+  ];
+}
+
 function mrtrTools(): Tool[] {
   const confirm = elicit('Please confirm', { ok: { type: 'boolean' } }, ['ok']);
   return [
@@ -159,6 +204,7 @@ export function fixtureCatalog(): Catalog {
     }),
     tool('test_missing_capability', 'Needs the client capability sampling (answers -32021 without it)', async () => result(text('sampling declared')), { requires: ['sampling'] }),
     ...mrtrTools(),
+    ...clientRequestTools(),
   ];
 
   const resources: Record<string, ResourceContents & { name: string; title: string; description: string }> = {
@@ -203,6 +249,8 @@ export function fixtureCatalog(): Catalog {
           ? { messages: [{ role: 'user', content: text(`Prompt with context: ${field(r.user_context, 'context')}`) }] }
           : ask({ user_context: elicit('What context should the prompt use?', { context: { type: 'string' } }, ['context']) })) },
     ],
+    // Subscriptions acknowledged for the suite; no update is ever sent (there is no session to send it on).
+    methods: { 'resources/subscribe': () => ({}), 'resources/unsubscribe': () => ({}) },
     complete(ref) {
       if (ref.type === 'ref/prompt' ? ref.name.startsWith('test_') : ref.uri.startsWith('test://')) return [];
       return undefined;

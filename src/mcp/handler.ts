@@ -13,6 +13,7 @@
  * the request id; a tool's validation or business failure is a result with `isError: true`. The
  * capability itself is never logged nor echoed: it is removed from `params` before anything else reads them.
  */
+import { randomUUID } from 'node:crypto';
 import { QuarryError } from '../kernel/errors.js';
 import { toJson } from '../kernel/json.js';
 import { requirePublic, type Policy, type Principal } from '../kernel/principal.js';
@@ -58,6 +59,7 @@ export interface McpOptions {
 /** How long a client may cache a list or a read (ms); reads of live figures are not cached. */
 const TTL_MS = 60_000;
 const MAX_COMPLETIONS = 100;
+const CLIENT_ANSWER_MS = 30_000;
 
 const NO_STORE = { 'cache-control': 'no-store' };
 /** Methods that only describe the server: answered to every caller. */
@@ -68,6 +70,8 @@ export class McpHandler {
   readonly #hosts: Set<string>;
   readonly #origins: Set<string>;
   readonly #pageSize: number;
+  /** Requests this server sent to clients on event streams, by id, waiting for the client's answer. */
+  readonly #pending = new Map<string, { resolve(result: Record<string, unknown>): void; reject(err: Error): void }>();
 
   constructor(options: McpOptions) {
     this.#o = options;
@@ -103,6 +107,7 @@ export class McpHandler {
       }
       id = echoableId(value);
       const msg = parseMessage(value);
+      if (msg.kind === 'response') this.#answered(value as Record<string, unknown>);
       if (msg.kind !== 'request') return { status: 202, headers: {} };
       lane = chooseLane(req.headers, msg.method, msg.params);
       const principal = this.#principal(req, msg.params);
@@ -112,6 +117,31 @@ export class McpHandler {
     } catch (err) {
       return this.#error(id, err, lane);
     }
+  }
+
+  /** A client's answer to a request sent on an event stream: settles the waiting tool call. */
+  #answered(message: Record<string, unknown>): void {
+    const waiting = typeof message.id === 'string' ? this.#pending.get(message.id) : undefined;
+    if (!waiting) return;
+    this.#pending.delete(message.id as string);
+    if (typeof message.result === 'object' && message.result !== null) waiting.resolve(message.result as Record<string, unknown>);
+    else waiting.reject(new Error(`The client answered with an error: ${JSON.stringify(message.error ?? null).slice(0, 200)}`));
+  }
+
+  /** Sends a request to the client on a stream; its id is unguessable, as no session ties the answer to it. */
+  #ask(write: (m: Record<string, unknown>) => void, signal: AbortSignal, method: string, params: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const id = randomUUID();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => { this.#pending.delete(id); reject(new Error('The client did not answer within 30 s.')); }, CLIENT_ANSWER_MS);
+      const done = () => { clearTimeout(timer); signal.removeEventListener('abort', onAbort); };
+      const onAbort = () => { done(); this.#pending.delete(id); reject(new Error('The request ended.')); };
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.#pending.set(id, {
+        resolve: (r) => { done(); resolve(r); },
+        reject: (e) => { done(); reject(e); },
+      });
+      write({ jsonrpc: '2.0', id, method, params });
+    });
   }
 
   // ───────────────────────────── transport checks ─────────────────────────────
@@ -212,8 +242,11 @@ export class McpHandler {
         return ok(this.#getPrompt(params, principal));
       case 'completion/complete':
         return ok({ completion: this.#complete(params, principal) });
-      default:
+      default: {
+        const extra = this.#o.catalogs.find((c) => c.methods?.[method])?.methods?.[method];
+        if (extra && !modern) return ok(extra(params));
         break;
+      }
     }
     throw new RpcError(METHOD_NOT_FOUND, `Method not found: ${method.slice(0, 100)}`, { status: modern ? 404 : 200 });
   }
@@ -257,9 +290,12 @@ export class McpHandler {
     const args = rawArgs as Record<string, unknown>;
     const accept = String(header(req.headers, 'accept') ?? '');
     const streams = (tool.streams?.(args, { progressToken, lane }) ?? false) && accept.includes('text/event-stream');
-    const run = async (notify: (method: string, p: Record<string, unknown>) => void): Promise<ToolResult | InputRequired> => {
+    const run = async (write?: (m: Record<string, unknown>) => void): Promise<ToolResult | InputRequired> => {
+      const notify = (m: string, p: Record<string, unknown>) => write?.({ jsonrpc: '2.0', method: m, params: p });
+      const request = write && lane.era === 'legacy'
+        ? (m: string, p: Record<string, unknown>) => this.#ask(write, req.signal, m, p) : undefined;
       try {
-        return await tool.call(args, { principal, lane, signal: req.signal, progressToken, notify, meta: meta ?? {}, retry: retryInput(params) });
+        return await tool.call(args, { principal, lane, signal: req.signal, progressToken, notify, ...(request ? { request } : {}), meta: meta ?? {}, retry: retryInput(params) });
       } catch (err) {
         if (isRefusal(err) || err instanceof RpcError) throw err;
         const e = asQuarryError(err);
@@ -268,7 +304,7 @@ export class McpHandler {
       }
     };
     if (!streams) {
-      const result = await run(() => { /* plain JSON answers carry no notifications */ });
+      const result = await run();
       return { status: 200, headers: NO_STORE, json: resultMessage(id, this.#decorate({ ...result }, lane, undefined, 0)) };
     }
     return {
@@ -277,7 +313,7 @@ export class McpHandler {
       stream: async (write) => {
         let message: Record<string, unknown>;
         try {
-          const result = await run((m, p) => write({ jsonrpc: '2.0', method: m, params: p }));
+          const result = await run(write);
           message = resultMessage(id, this.#decorate({ ...result }, lane, undefined, 0));
         } catch (err) {
           message = errorMessage(id, this.#toRpc(err, lane));
