@@ -8,6 +8,8 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import https from 'node:https';
+import { Readable } from 'node:stream';
 import { startServer, REPO_ROOT, type StartServerOptions, type TestServer } from '../support/server.js';
 import { writeFixtureCorpus } from '../support/fixture-corpus.js';
 import { rawRequest, type TestResponse } from '../support/client.js';
@@ -112,5 +114,30 @@ export function runNode(srv: TestServer, args: string[], options: { timeoutMs?: 
     child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
     const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 300_000);
     child.on('close', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
+  });
+}
+
+/**
+ * A WHATWG `fetch` over HTTPS that trusts exactly `ca` (Node 20's global fetch cannot be given a CA),
+ * for the SDK's Streamable HTTP transport. Responses stream, so event-stream answers arrive as sent.
+ */
+export function tlsFetch(ca: Buffer): (url: string | URL, init?: RequestInit) => Promise<Response> {
+  return (url, init = {}) => new Promise((resolve, reject) => {
+    const u = new URL(String(url));
+    const headers: Record<string, string> = {};
+    new Headers(init.headers).forEach((v, k) => { headers[k] = v; });
+    const req = https.request({
+      hostname: u.hostname, port: u.port, path: u.pathname + u.search, method: init.method ?? 'GET', headers, ca, agent: false,
+      ...(init.signal ? { signal: init.signal } : {}),
+    }, (res) => {
+      const h = new Headers();
+      for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) h.set(k, Array.isArray(v) ? v.join(', ') : v);
+      const status = res.statusCode ?? 0;
+      const body = status === 202 || status === 204 ? null : Readable.toWeb(res) as ReadableStream<Uint8Array>;
+      if (body === null) res.resume();
+      resolve(new Response(body, { status, headers: h }));
+    });
+    req.on('error', reject);
+    req.end(typeof init.body === 'string' ? init.body : undefined);
   });
 }
