@@ -409,7 +409,8 @@ export class McpHandler {
       case 'unauthenticated':
         return new RpcError(UNAUTHORIZED, e.message, { status, headers: { 'www-authenticate': 'Bearer realm="quarry", error="invalid_token"' } });
       case 'forbidden':
-        return new RpcError(FORBIDDEN, e.message, { status, headers: { 'www-authenticate': 'Bearer realm="quarry", error="insufficient_scope"' } });
+        // No challenge: this is not an OAuth resource server, and a client cannot step up a capability.
+        return new RpcError(FORBIDDEN, e.message, { status });
       case 'rate_limited':
         return new RpcError(RATE_LIMITED, e.message, { status, headers });
       case 'unavailable':
