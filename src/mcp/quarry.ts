@@ -153,12 +153,15 @@ export function quarryCatalog(d: QuarryCatalogDeps): Catalog {
     if (docUri) {
       const scope = docUri[1]!;
       if (!(SCOPES as readonly string[]).includes(scope)) return undefined;
-      const doc = d.search.doc(principal, { cid: decodeURIComponent(docUri[2]!), scope: scope === 'own' ? undefined : scope });
+      const cid = decodeSegment(docUri[2]!);
+      if (cid === undefined) return undefined;
+      const doc = d.search.doc(principal, { cid, scope: scope === 'own' ? undefined : scope });
       if (!doc.found) throw new NotFoundError(doc.error.message, 'uri');
       return [{ uri, mimeType: 'application/json', text: text(doc) }];
     }
     if (uri.startsWith(MATURITY_PREFIX)) {
-      const domain = decodeURIComponent(uri.slice(MATURITY_PREFIX.length));
+      const domain = decodeSegment(uri.slice(MATURITY_PREFIX.length));
+      if (domain === undefined) return undefined;
       return [{ uri, mimeType: 'application/json', text: text(d.rollup.rollup(principal, { domain })) }];
     }
     return undefined;
@@ -359,6 +362,15 @@ function readableTargets(mgmt: MgmtPort, principal: Principal): string[] {
   if (!principal.can('mgmt.read')) return [];
   const targets = mgmt.inventory(principal).targets;
   return Array.isArray(targets) ? targets.filter((t): t is string => typeof t === 'string' && principal.can('mgmt.read', t)) : [];
+}
+
+/** A percent-decoded URI segment, or undefined when its escapes are malformed. */
+function decodeSegment(s: string): string | undefined {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return undefined;
+  }
 }
 
 function requiredArg(args: Record<string, string>, name: string): string {
