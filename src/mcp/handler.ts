@@ -34,6 +34,8 @@ export interface McpRequest {
   body(): Promise<Buffer>;
   /** The caller as the server resolved it from the headers alone. */
   principal: Principal;
+  /** Charges the rate limit of a caller found in the body (the headers' caller was charged already). */
+  chargeRate(principal: Principal): void;
   signal: AbortSignal;
 }
 
@@ -184,7 +186,10 @@ export class McpHandler {
       found.push(m[CAP_META_KEY] as string);
       delete m[CAP_META_KEY];
     }
-    return found.length === 0 ? req.principal : this.#o.policy.resolve(req.headers, found);
+    if (found.length === 0) return req.principal;
+    const principal = this.#o.policy.resolve(req.headers, found);
+    req.chargeRate(principal);
+    return principal;
   }
 
   // ───────────────────────────── dispatch ─────────────────────────────

@@ -13,7 +13,7 @@ export function mcpRoutes(mcp: McpHandler): RouteGroup {
     routes: [{
       method: 'POST', pattern: '/mcp',
       async handler(ctx): Promise<Reply> {
-        const res = await mcp.handle({ headers: ctx.headers, body: () => ctx.body(), principal: ctx.principal, signal: ctx.signal });
+        const res = await mcp.handle({ headers: ctx.headers, body: () => ctx.body(), principal: ctx.principal, chargeRate: (p) => ctx.chargeRate(p), signal: ctx.signal });
         if ('stream' in res) {
           return {
             status: res.status, headers: res.headers, contentType: 'text/event-stream',

@@ -166,3 +166,23 @@ test('a long service_mgmt operation with a progress token answers as an event st
     db.close();
   }
 });
+
+test('a capability in the body is rate-limited as the same capability in a header would be', async () => {
+  const limited = await startMcpServer({ rateLimit: { perSecond: 0.01, burst: 3 } });
+  try {
+    const cap = mintCap(limited, ['search']);
+    for (let i = 0; i < 3; i++) {
+      assert.equal((await legacy(limited, i, 'tools/list', {}, { authorization: `Bearer ${cap}` })).status, 200, 'the burst, charged to the capability');
+    }
+    // The address has its whole burst left; the capability has none, whether it comes in a header or the body.
+    const header = await legacy(limited, 10, 'tools/list', {}, { authorization: `Bearer ${cap}` });
+    assert.equal(header.status, 429);
+    const body = await legacy(limited, 11, 'tools/list', { _cap: cap });
+    assert.equal(body.status, 429);
+    assert.ok(Number(body.headers['retry-after']) >= 1);
+    assert.deepEqual([msg(body).id, typeof msg(body).error?.code], [11, 'number']);
+    assert.equal((await legacy(limited, 12, 'tools/list')).status, 200, 'an anonymous call from the same address still passes');
+  } finally {
+    await limited.stop();
+  }
+});
