@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // Runs every test file under test/ and src/ (`*.test.ts`) with node's own test runner through tsx.
 // Node 20 does not glob `.ts` test files itself, so this script lists them. A run that finds no test
-// file, or whose runner executes no test, fails: a green run must mean tests ran.
+// file, or whose runner executes no test, fails: a green run must mean tests ran. The tests that start
+// `quarry` as a process run the build users run (bin/quarry.js → dist/), so dist/ is rebuilt first when
+// a source changed since the last build.
 //   npm test                    every test
 //   npm test -- engine http     only files whose path contains one of the words
 import { readdirSync, statSync } from 'node:fs';
@@ -34,6 +36,9 @@ if (files.length === 0) {
 // System tools some tests drive for real (openssl, chromium, wrk, protoc): install them when missing.
 const deps = spawnSync('bash', [join(root, 'scripts/system-deps.sh')], { stdio: 'inherit' });
 if (deps.status !== 0) process.exit(deps.status ?? 1);
+
+const build = spawnSync(process.execPath, [join(root, 'scripts/build.mjs'), '--if-stale'], { stdio: 'inherit' });
+if (build.status !== 0) process.exit(build.status ?? 1);
 
 const concurrency = process.env.QUARRY_TEST_CONCURRENCY ?? '2';
 const child = spawn(process.execPath, [

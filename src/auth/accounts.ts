@@ -10,7 +10,6 @@
  * it has the size of a real one and repeated probes of one name see the same OPRF evaluation; its finish
  * fails exactly like a wrong password's.
  */
-import * as opaque from '@serenity-kit/opaque';
 import { createHash, randomBytes } from 'node:crypto';
 import type { Db } from '../store/db.js';
 import { appendAudit } from '../store/audit.js';
@@ -21,11 +20,12 @@ import { RIGHTS, type Right } from '../kernel/principal.js';
 import type { CapabilityAuthority, MintedCapability } from './capability.js';
 import { LoginThrottle } from './throttle.js';
 import { OPAQUE_KEY_STRETCHING, USERNAME_PATTERN } from './opaque-config.js';
+import { loadOpaque } from './opaque.js';
 
 export interface AccountsOptions {
   db: Db;
   capabilities: CapabilityAuthority;
-  /** Returns the OPAQUE server setup (loaded lazily: it needs `opaque.ready`). */
+  /** Returns the OPAQUE server setup (loaded lazily: it needs `loadOpaque()` resolved). */
   serverSetup: () => string;
   throttle: LoginThrottle;
   now?: () => Date;
@@ -157,7 +157,7 @@ export class Accounts {
    */
   async createLocally(name: string, password: string, rights: readonly Right[], targets: readonly string[] | undefined): Promise<void> {
     checkUsername(name, 'name');
-    await opaque.ready;
+    const opaque = await loadOpaque();
     if (this.get(name) !== undefined) throw new ConflictError(`An account named ${JSON.stringify(name)} already exists.`);
     const { clientRegistrationState, registrationRequest } = opaque.client.startRegistration({ password });
     const { registrationResponse } = opaque.server.createRegistrationResponse({
@@ -224,7 +224,7 @@ export class Accounts {
     const request = checkMessage(body.request, 'request');
     this.#validInvite(body.invite);
     if (this.get(username) !== undefined) throw new ConflictError(`The user name ${JSON.stringify(username)} is taken.`);
-    await opaque.ready;
+    const opaque = await loadOpaque();
     try {
       const { registrationResponse } = opaque.server.createRegistrationResponse({
         serverSetup: this.#setup(), userIdentifier: username, registrationRequest: request,
@@ -269,7 +269,7 @@ export class Accounts {
     // Counted now, in the same turn as the check (so parallel starts cannot all slip through), and taken
     // back by a valid finish: an abandoned or malformed login is a failure.
     this.#throttle.fail(username, address);
-    await opaque.ready;
+    const opaque = await loadOpaque();
     const row = this.#db.prepare('SELECT record FROM accounts WHERE name = ? AND disabled_at IS NULL').get(username) as { record: string } | undefined;
     let started: { serverLoginState: string; loginResponse: string };
     try {
@@ -296,7 +296,7 @@ export class Accounts {
     };
     if (pending === undefined) return failed(undefined, 'unknown or used login_id');
     if (pending.expiresAt <= now.getTime()) return failed(pending.username, 'login state expired');
-    await opaque.ready;
+    const opaque = await loadOpaque();
     try {
       opaque.server.finishLogin({ serverLoginState: pending.state, finishLoginRequest: ke3 });
     } catch {

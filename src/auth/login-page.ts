@@ -1,17 +1,18 @@
 /**
- * The login page: `web/login.html` and `web/login.ts`, the latter bundled for the browser with esbuild the
- * first time `/login.js` is asked for (about a second, once per process; it inlines the OPAQUE client's
- * WebAssembly), then served from memory. Building on demand keeps start-up and the tests that never open
- * the page fast, and needs no build step before `npm start`.
+ * The login page: `web/login.html` and `web/login.ts`, the latter bundled for the browser (with the OPAQUE
+ * client's WebAssembly inlined) by the build (`scripts/build.mjs`) into `dist/web/`, with the page beside
+ * it. The server only reads those two files, each once, on first request; nothing is bundled at run time.
  *
  * The page's Content-Security-Policy allows only its own script, plus `wasm-unsafe-eval` which the OPAQUE
  * client's WebAssembly needs; no inline script, no other origin.
  */
 import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const WEB_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'web');
+/** `dist/web`, reached from `src/auth/` (tests under tsx) as from `dist/auth/` (the built server). */
+const WEB_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'dist', 'web');
 
 export interface LoginPage {
   html(): string;
@@ -28,16 +29,8 @@ export function createLoginPage(webDir = WEB_DIR): LoginPage {
       return html;
     },
     script() {
-      script ??= (async () => {
-        const esbuild = await import('esbuild');
-        const out = await esbuild.build({
-          entryPoints: [join(webDir, 'login.ts')],
-          bundle: true, write: false, format: 'esm', platform: 'browser', target: 'es2022', minify: true,
-          legalComments: 'none', logLevel: 'silent',
-        });
-        return out.outputFiles[0]!.text;
-      })();
-      script.catch(() => { script = undefined; }); // a failed build is retried on the next request
+      script ??= readFile(join(webDir, 'login.js'), 'utf8');
+      script.catch(() => { script = undefined; }); // a failed read is retried on the next request
       return script;
     },
     headers() {

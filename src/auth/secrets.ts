@@ -8,9 +8,9 @@
 import { mkdirSync, readFileSync, chmodSync, statSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import * as opaque from '@serenity-kit/opaque';
 import { writeFileDurable } from '../kernel/durable-file.js';
 import { InternalError } from '../kernel/errors.js';
+import { opaqueLoaded } from './opaque.js';
 
 /** File names inside the data directory. */
 export const OPAQUE_SETUP_FILE = 'opaque-server-setup.secret';
@@ -43,9 +43,9 @@ function readSecret(file: string): string {
   return text;
 }
 
-/** The OPAQUE server setup (library format, base64url); `opaque.ready` must have resolved. */
+/** The OPAQUE server setup (library format, base64url); `loadOpaque()` must have resolved. */
 export function loadOpaqueServerSetup(dataDir: string): string {
-  return readOrCreateSecret(dataDir, OPAQUE_SETUP_FILE, () => opaque.server.createSetup());
+  return readOrCreateSecret(dataDir, OPAQUE_SETUP_FILE, () => opaqueLoaded().server.createSetup());
 }
 
 /** The 32-byte capability root key. */

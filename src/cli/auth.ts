@@ -9,7 +9,6 @@ import { parseArgs } from 'node:util';
 import https from 'node:https';
 import tls from 'node:tls';
 import { X509Certificate } from 'node:crypto';
-import * as opaque from '@serenity-kit/opaque';
 import { openDb } from '../store/db.js';
 import { resolveDataDir, UsageError } from './command.js';
 import { createAuth, stateDbPath, type Auth } from '../auth/index.js';
@@ -17,6 +16,7 @@ import { LOCAL_OPERATOR, RIGHTS, isRight, type Right } from '../kernel/principal
 import { TARGET_PATTERN } from '../auth/capability.js';
 import { checkUsername } from '../auth/accounts.js';
 import { OPAQUE_KEY_STRETCHING } from '../auth/opaque-config.js';
+import { loadOpaque } from '../auth/opaque.js';
 
 type Command = { run(args: string[]): Promise<number> };
 
@@ -131,7 +131,6 @@ export const user: Command = {
         const rights = values.admin ? [...RIGHTS] : values.rights === undefined ? (['search'] as Right[]) : parseRightsArg(values.rights);
         const targets = parseTargetsArg(values.targets);
         const password = await readPassword(values['password-stdin'] === true, `Password for ${name}: `, true);
-        await opaque.ready;
         await withAuth(dataDir, (auth) => auth.accounts.createLocally(name, password, rights, targets));
         console.error(`Created account ${name} with rights ${rights.join(', ')}.`);
         return 0;
@@ -299,7 +298,7 @@ export async function opaqueLogin(baseUrl: string, username: string, password: s
   const url = new URL(baseUrl);
   const agent = await agentFor(url, choice);
   try {
-    await opaque.ready;
+    const opaque = await loadOpaque();
     const { clientLoginState, startLoginRequest } = opaque.client.startLogin({ password });
     const start = await postJson(agent, new URL('/api/auth/login/start', url), { username, ke1: startLoginRequest });
     if (start.status !== 200) throw new Error(errorText(start));

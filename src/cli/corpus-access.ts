@@ -2,10 +2,13 @@
  * How the data commands reach the corpora: the configuration (`--config` / `QUARRY_CONFIG`, else
  * `<data>/corpora.json`, else the defaults: the same rule as `quarry serve`), the `--corpus` option, and
  * read-only opening of one index, which takes no writer lock, so `quarry search` works while a server
- * or an import runs on the same data directory.
+ * or an import runs on the same data directory. It imports the engine and the kernel only (not the
+ * corpora service, which brings SQLite and the extractors), so a read-only command starts fast.
  */
+import { existsSync } from 'node:fs';
 import { Index } from '../engine/index.js';
-import { corpusExists, indexDir, isScope, SCOPES, type Scope } from '../corpora/corpora.js';
+import { isScope, SCOPES, type Scope } from '../kernel/scope.js';
+import { indexDir } from '../kernel/data-dir.js';
 import { defaultConfigFile, loadCorporaConfig, loadCorporaConfigFromServiceFile, type CorporaConfig } from '../corpora/config.js';
 import { NotFoundError } from '../kernel/errors.js';
 import { SearchService, type SearchLimits } from '../search/service.js';
@@ -46,9 +49,14 @@ export function wireScope(scope: Scope): Scope | undefined {
   return scope === 'own' ? undefined : scope;
 }
 
+/** Whether the corpus `scope` has an index in `dataDir` (it was ever indexed or imported). */
+export function hasIndex(dataDir: string, scope: Scope): boolean {
+  return existsSync(indexDir(dataDir, scope));
+}
+
 /** Opens the index of `scope` for reading; NotFoundError when it was never created. */
 export async function openIndexReadOnly(dataDir: string, scope: Scope): Promise<Index> {
-  if (!corpusExists(dataDir, scope)) {
+  if (!hasIndex(dataDir, scope)) {
     const hint = scope === 'own' ? 'quarry index' : `quarry import --corpus ${scope}`;
     throw new NotFoundError(`The ${scope} corpus has no index in ${dataDir} yet; create it with \`${hint}\`.`);
   }

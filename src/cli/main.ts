@@ -9,6 +9,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
   serve: { summary: 'run the HTTPS service', load: () => import('./serve.js') },
   index: { summary: 'index the own corpus from its configured sources (only what changed)', load: () => import('./index-command.js') },
   import: { summary: 'import JSONL (BEIR) or WARC files into a corpus', load: () => import('./import.js') },
+  crawl: { summary: 'crawl the web from seed URLs into WARC files and the web corpus (resumable)', load: () => import('./crawl.js') },
   search: { summary: 'search a corpus from the command line', load: () => import('./search.js') },
   doc: { summary: 'print one document by cid', load: () => import('./doc.js') },
   suggest: { summary: 'complete a word from a corpus', load: () => import('./suggest.js') },

@@ -2,9 +2,9 @@
  * `quarry stats`: documents, segments, generation and size of each corpus of a data directory
  * (read-only; a corpus never created shows as absent).
  */
-import { corpusExists, SCOPES, type Scope } from '../corpora/corpora.js';
+import { SCOPES, type Scope } from '../kernel/scope.js';
 import { COMMON_OPTIONS, EXIT_OK, parseCommandArgs, printJsonLine, resolveDataDir, runCommand, UsageError } from './command.js';
-import { CORPUS_OPTIONS, corpusOption, openIndexReadOnly } from './corpus-access.js';
+import { CORPUS_OPTIONS, corpusOption, hasIndex, openIndexReadOnly } from './corpus-access.js';
 
 const USAGE = `usage: quarry stats [--corpus own|web|trusted] [--data DIR] [--json]
 
@@ -21,7 +21,7 @@ export async function run(args: string[]): Promise<number> {
     const scopes: readonly Scope[] = values.corpus ?? values.scope ? [corpusOption(values)] : SCOPES;
     const corpora: Record<string, { exists: boolean; docs: number; segments: number; generation: number; bytes: number; error?: string }> = {};
     for (const scope of scopes) {
-      if (!corpusExists(dataDir, scope)) { corpora[scope] = { exists: false, docs: 0, segments: 0, generation: 0, bytes: 0 }; continue; }
+      if (!hasIndex(dataDir, scope)) { corpora[scope] = { exists: false, docs: 0, segments: 0, generation: 0, bytes: 0 }; continue; }
       let index;
       try {
         index = await openIndexReadOnly(dataDir, scope);

@@ -32,13 +32,39 @@ export function hashKey(key: string, attempt = 0): Cid {
   return digest.readBigUInt64BE(0) & MAX_CID;
 }
 
+/**
+ * Query parameters that only track the visitor or the campaign that brought them (Google Analytics'
+ * `utm_*`, ad click ids, mail campaign ids): the same page with or without them is one document.
+ */
+export const TRACKING_PARAMS: readonly (string | RegExp)[] = [
+  /^utm_/i, 'gclid', 'dclid', 'gbraid', 'wbraid', 'fbclid', 'msclkid', 'yclid', 'twclid', 'igshid', 'mc_cid', 'mc_eid',
+  '_hsenc', '_hsmi', 'mkt_tok', 'oly_anon_id', 'oly_enc_id', 'vero_id', '_ga', '_gl',
+];
+
+function isTrackingParam(name: string): boolean {
+  return TRACKING_PARAMS.some((p) => (typeof p === 'string' ? p === name.toLowerCase() : p.test(name)));
+}
+
+/** The query without tracking parameters, the others kept in their order and spelling. */
+function withoutTracking(search: string): string {
+  const kept = search.slice(1).split('&').filter((pair) => {
+    if (pair === '') return false;
+    const eq = pair.indexOf('=');
+    let name = eq < 0 ? pair : pair.slice(0, eq);
+    try { name = decodeURIComponent(name.replace(/\+/g, ' ')); } catch { /* kept as written */ }
+    return !isTrackingParam(name);
+  });
+  return kept.length === 0 ? '' : `?${kept.join('&')}`;
+}
+
 const UNRESERVED = /%(2[DdEe]|3[0-9]|[46][1-9A-Fa-f]|[57][0-9Aa]|5[Ff]|7[Ee])/g;
 
 /**
  * The canonical form of an absolute http(s) URL: scheme and host lower-cased (IDN to punycode), the
  * default port and the fragment dropped, a trailing dot of the host dropped, the path normalized (dot
  * segments resolved, an empty path becomes `/`), percent-escapes of unreserved characters decoded and the
- * others upper-cased. The query is kept as written: its order can matter to the server.
+ * others upper-cased, tracking parameters (`TRACKING_PARAMS`) and empty `&&` pairs removed. The rest of the
+ * query is kept as written: its order can matter to the server.
  * Throws BadRequestError (param `url`) for anything that is not an absolute http or https URL.
  */
 export function canonicalUrl(raw: string): string {
@@ -60,7 +86,7 @@ export function canonicalUrl(raw: string): string {
     s.replace(UNRESERVED, (m) => String.fromCharCode(parseInt(m.slice(1), 16)))
       .replace(/%[0-9a-f]{2}/gi, (m) => m.toUpperCase());
   u.pathname = fixEscapes(u.pathname);
-  if (u.search !== '') u.search = fixEscapes(u.search);
+  if (u.search !== '') u.search = withoutTracking(fixEscapes(u.search));
   // `new URL` already lower-cased scheme and host, dropped the default port and dot segments.
   return u.href;
 }

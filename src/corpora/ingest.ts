@@ -15,7 +15,11 @@ import type { DocumentRecord } from '../kernel/document.js';
 import type { CidRegistry } from './cid.js';
 
 /** A document as readers produce it, before it has a cid: its canonical key decides the cid. */
-export type IngestDoc = Omit<DocumentRecord, 'cid'> & { key: string };
+export type IngestDoc = Omit<DocumentRecord, 'cid'> & {
+  key: string;
+  /** The document of this key is to be deleted (a crawled page gone or no longer indexable); title and text are ignored. */
+  deleted?: boolean;
+};
 
 /** One item of a reader: a document, or a record that was skipped (reported, never fatal). */
 export type ReadItem = { ok: true; doc: IngestDoc } | { ok: false; where: string; reason: string };
@@ -31,7 +35,7 @@ export interface DocSink {
 }
 
 export interface IngestProgress {
-  /** Documents upserted so far. */
+  /** Documents upserted (or deleted, for `deleted` items) so far. */
   docs: number;
   skipped: number;
   /** Documents acknowledged by a commit so far. */
@@ -101,11 +105,15 @@ export async function ingest(
     const cids = registry.assignMany(batch.map((d) => d.key));
     for (let i = 0; i < batch.length; i++) {
       const d = batch[i]!;
-      const text = d.text.length > options.maxTextChars ? d.text.slice(0, options.maxTextChars) : d.text;
-      const input: DocSinkInput = { cid: cids[i]!, title: d.title, text };
-      if (d.url !== undefined) input.url = d.url;
-      if (d.host !== undefined) input.host = d.host;
-      sink.upsert(input);
+      if (d.deleted) {
+        sink.delete(cids[i]!);
+      } else {
+        const text = d.text.length > options.maxTextChars ? d.text.slice(0, options.maxTextChars) : d.text;
+        const input: DocSinkInput = { cid: cids[i]!, title: d.title, text };
+        if (d.url !== undefined) input.url = d.url;
+        if (d.host !== undefined) input.host = d.host;
+        sink.upsert(input);
+      }
       wrote = true;
       pending++;
       progress.docs++;

@@ -1,9 +1,11 @@
 /**
  * WARC import (ISO 28500, WARC 1.0 and 1.1): reads `response` records (an HTTP response as captured by a
- * crawler: wget, Heritrix, warcio, Browsertrix, …) and `resource` records (the document itself), keeps
- * those whose payload is HTML or plain text, and turns each into a document whose URL is the record's
+ * crawler: wget, Heritrix, StormCrawler, Common Crawl, warcio, Browsertrix, Quarry's own crawler, …),
+ * `resource` records (the document itself) and `conversion` records (Common Crawl's WET text), keeps those
+ * whose payload is HTML or plain text, and turns each into a document whose URL is the record's
  * `WARC-Target-URI`. Files may be plain, gzipped as a whole, or gzipped per record (the usual
- * `.warc.gz`: node's gunzip reads concatenated members as one stream).
+ * `.warc.gz`: node's gunzip reads concatenated members as one stream). `revisit` records carry no payload
+ * and are passed over; truncated payloads (`WARC-Truncated`) give the document of what was captured.
  *
  * A small reader of our own rather than a library: it streams (a record over `maxRecordBytes` is skipped
  * without being held in memory), bounds every header, and turns every malformation into a reported skip
@@ -228,6 +230,55 @@ export function payloadToDoc(
   return { title, text, url, host: hostOf(url), key: url };
 }
 
+/**
+ * Record types that can hold a document: `response` (an HTTP response), `resource` (the document itself)
+ * and `conversion` (a derived form: the plain text of Common Crawl's WET files). `revisit` records carry
+ * no payload (the original capture holds the document), and requests, metadata, warcinfo are not pages.
+ */
+const DOCUMENT_RECORD_TYPES = new Set(['response', 'resource', 'conversion']);
+
+/**
+ * The document of one WARC record, given its header map (lower-cased names) and its whole content block;
+ * a skip for a malformed one; null for a record that is not a document (another type, a non-2xx
+ * response, a payload that is not HTML or text). A record marked `WARC-Truncated` (Common Crawl cuts
+ * payloads at 1 MiB, crawlers at their size or time limits) gives the document of what was captured.
+ */
+export function recordToItem(h: Map<string, string>, content: Buffer, where: string, maxRecordBytes: number): ReadItem | null {
+  const type = (h.get('warc-type') ?? '').toLowerCase();
+  if (!DOCUMENT_RECORD_TYPES.has(type)) return null;
+  const target = h.get('warc-target-uri');
+  if (!target) return { ok: false, where, reason: 'no WARC-Target-URI' };
+  let contentType: string | undefined;
+  let body: Buffer;
+  if (type !== 'response') {
+    contentType = h.get('content-type');
+    body = content;
+  } else {
+    const ct = (h.get('content-type') ?? '').toLowerCase();
+    if (ct !== '' && !ct.startsWith('application/http')) return null; // a response that is not HTTP (dns:, …)
+    const split = content.indexOf(CRLFCRLF);
+    const splitLf = split < 0 ? content.indexOf(LFLF) : -1;
+    if (split < 0 && splitLf < 0) return { ok: false, where, reason: 'the HTTP response has no end of headers' };
+    const headEnd = split >= 0 ? split : splitLf;
+    const httpLines = content.subarray(0, headEnd).toString('latin1').split(/\r?\n/);
+    const status = /^HTTP\/\d(?:\.\d)?\s+(\d{3})/.exec(httpLines[0] ?? '');
+    if (!status) return { ok: false, where, reason: `not an HTTP response: ${JSON.stringify((httpLines[0] ?? '').slice(0, 40))}` };
+    const code = Number(status[1]);
+    if (code < 200 || code > 299) return null;
+    const hh = parseHeaderLines(httpLines.slice(1));
+    contentType = hh.get('content-type');
+    let payload: Buffer | undefined = content.subarray(headEnd + (split >= 0 ? 4 : 2));
+    if ((hh.get('transfer-encoding') ?? '').toLowerCase().includes('chunked')) payload = dechunk(payload);
+    if (payload) payload = decodeContent(payload, hh.get('content-encoding'), maxRecordBytes);
+    if (!payload) return { ok: false, where, reason: 'the HTTP payload cannot be decoded' };
+    body = payload;
+  }
+  const d = payloadToDoc(target, contentType, body);
+  if (d === null) return null;
+  if (typeof d === 'string') return { ok: false, where, reason: d };
+  return { ok: true, doc: d };
+}
+
 /** Reads every record of `file`; yields documents and reported skips. */
 export async function* readWarc(file: string, options: WarcOptions): AsyncGenerator<ReadItem> {
   let opened: ImportStream;
@@ -265,7 +316,7 @@ export async function* readWarc(file: string, options: WarcOptions): AsyncGenera
         return;
       }
       const type = (h.get('warc-type') ?? '').toLowerCase();
-      const wanted = type === 'response' || type === 'resource';
+      const wanted = DOCUMENT_RECORD_TYPES.has(type);
       if (!wanted || length > options.maxRecordBytes) {
         if (!(await r.skip(length))) { yield { ok: false, where, reason: 'the record is truncated' }; return; }
         if (wanted) yield { ok: false, where, reason: `record of ${length} bytes is over the limit of ${options.maxRecordBytes}` };
@@ -273,37 +324,8 @@ export async function* readWarc(file: string, options: WarcOptions): AsyncGenera
       }
       const content = await r.read(length);
       if (!content) { yield { ok: false, where, reason: 'the record is truncated' }; return; }
-      const target = h.get('warc-target-uri');
-      if (!target) { yield { ok: false, where, reason: 'no WARC-Target-URI' }; continue; }
-      let contentType: string | undefined;
-      let body: Buffer;
-      if (type === 'resource') {
-        contentType = h.get('content-type');
-        body = content;
-      } else {
-        const ct = (h.get('content-type') ?? '').toLowerCase();
-        if (ct !== '' && !ct.startsWith('application/http')) continue; // a response that is not HTTP (dns:, …)
-        const split = content.indexOf(CRLFCRLF);
-        const splitLf = split < 0 ? content.indexOf(LFLF) : -1;
-        if (split < 0 && splitLf < 0) { yield { ok: false, where, reason: 'the HTTP response has no end of headers' }; continue; }
-        const headEnd = split >= 0 ? split : splitLf;
-        const httpLines = content.subarray(0, headEnd).toString('latin1').split(/\r?\n/);
-        const status = /^HTTP\/\d(?:\.\d)?\s+(\d{3})/.exec(httpLines[0] ?? '');
-        if (!status) { yield { ok: false, where, reason: `not an HTTP response: ${JSON.stringify((httpLines[0] ?? '').slice(0, 40))}` }; continue; }
-        const code = Number(status[1]);
-        if (code < 200 || code > 299) continue;
-        const hh = parseHeaderLines(httpLines.slice(1));
-        contentType = hh.get('content-type');
-        let payload: Buffer | undefined = content.subarray(headEnd + (split >= 0 ? 4 : 2));
-        if ((hh.get('transfer-encoding') ?? '').toLowerCase().includes('chunked')) payload = dechunk(payload);
-        if (payload) payload = decodeContent(payload, hh.get('content-encoding'), options.maxRecordBytes);
-        if (!payload) { yield { ok: false, where, reason: 'the HTTP payload cannot be decoded' }; continue; }
-        body = payload;
-      }
-      const d = payloadToDoc(target, contentType, body);
-      if (d === null) continue;
-      if (typeof d === 'string') { yield { ok: false, where, reason: d }; continue; }
-      yield { ok: true, doc: d };
+      const item = recordToItem(h, content, where, options.maxRecordBytes);
+      if (item) yield item;
     }
   } catch (err) {
     yield { ok: false, where: `${file} record ${recordNo + 1}`, reason: `the file cannot be read further: ${(err as Error).message}` };

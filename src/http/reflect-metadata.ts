@@ -1,8 +1,9 @@
 /**
  * The small part of the `reflect-metadata` API that `@peculiar/x509` needs (its dependency `tsyringe`
- * refuses to load without `Reflect.getMetadata`). Installed only when absent; imported by `tls.ts` before
- * `@peculiar/x509`. A dozen lines here instead of another runtime dependency for the generator of one
- * self-signed certificate.
+ * refuses to load without `Reflect.getMetadata`). Installed only when absent; imported first by
+ * `self-signed-cert.ts`, the certificate generator, which runs in a child process of its own, so no server
+ * process carries this global. A dozen lines here instead of another runtime dependency for the generator
+ * of one self-signed certificate.
  */
 type Key = string | symbol | undefined;
 const store = new WeakMap<object, Map<Key, Map<unknown, unknown>>>();

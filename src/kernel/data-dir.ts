@@ -25,5 +25,8 @@ export function ownSourcesFile(dataDir: string): string { return join(dataDir, '
 /** The corpora configuration written by `quarry` when none is given. */
 export function corporaConfigFile(dataDir: string): string { return join(dataDir, 'corpora.json'); }
 
+/** The crawler's WARC files (docs/crawling.md). */
+export function crawlWarcDir(dataDir: string): string { return join(dataDir, 'crawl', 'warc'); }
+
 /** The control plane's artifacts, releases, live pointers and logs. */
 export function controlDir(dataDir: string): string { return join(dataDir, 'control'); }

@@ -44,14 +44,14 @@ test('a WARC written by wget imports its HTML and text pages', async () => {
     });
     assert.ok(crawl.code === 0 || crawl.code === 8, `wget exit ${crawl.code}: ${crawl.stderr}`); // 8: the 404 link
     const data = join(dir, 'data');
-    const imp = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'import', '--data', data, '--json', join(dir, 'crawl.warc.gz')], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+    const imp = spawnSync(process.execPath, [join(ROOT, 'bin/quarry.js'), 'import', '--data', data, '--json', join(dir, 'crawl.warc.gz')], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
     assert.equal(imp.status, 0, imp.stderr);
     const lines = imp.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
     const done = lines.find((l) => l.event === 'done');
     assert.equal(done.imported, 4, 'index, quartz, latin, notes: not the png, the 404, requests, metadata or the log');
     assert.equal(done.skipped, 0, JSON.stringify(lines.filter((l) => l.event === 'skip')));
     const search = (q: string) => {
-      const r = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'search', '--data', data, '--corpus', 'web', '--json', q], { cwd: ROOT, encoding: 'utf8' });
+      const r = spawnSync(process.execPath, [join(ROOT, 'bin/quarry.js'), 'search', '--data', data, '--corpus', 'web', '--json', q], { cwd: ROOT, encoding: 'utf8' });
       return JSON.parse(r.stdout);
     };
     const quartz = search('silica');

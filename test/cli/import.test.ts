@@ -13,10 +13,10 @@ import { Index } from '../../src/engine/index.js';
 import { hashKey, idKey, canonicalUrl } from '../../src/corpora/cid.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const MAIN = join(ROOT, 'src/cli/main.ts');
+const MAIN = join(ROOT, 'bin/quarry.js');
 
 function quarry(args: string[], env: Record<string, string> = {}) {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', MAIN, ...args], {
+  const r = spawnSync(process.execPath, [MAIN, ...args], {
     cwd: ROOT, encoding: 'utf8', env: { ...process.env, ...env }, timeout: 120_000,
   });
   const lines = r.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
@@ -130,7 +130,7 @@ test('kill -9 during an import loses no document of an acknowledged commit; re-r
   const N = 30_000;
   const file = join(dir, 'big.jsonl');
   writeFileSync(file, Array.from({ length: N }, (_, i) => beirLine(i)).join('\n') + '\n');
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'import', '--data', data, '--collection', 'big', '--commit-every', '1000', '--json', file], {
+  const child = spawn(process.execPath, [MAIN, 'import', '--data', data, '--collection', 'big', '--commit-every', '1000', '--json', file], {
     cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'],
   });
   let acknowledged = 0;
@@ -176,7 +176,7 @@ test('Ctrl-C (SIGINT) stops reading, commits what was read and exits 130', withD
   const N = 30_000;
   const file = join(dir, 'big.jsonl');
   writeFileSync(file, Array.from({ length: N }, (_, i) => beirLine(i)).join('\n') + '\n');
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'import', '--data', data, '--commit-every', '1000', '--json', file], {
+  const child = spawn(process.execPath, [MAIN, 'import', '--data', data, '--commit-every', '1000', '--json', file], {
     cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = new Promise<number | null>((res) => child.on('exit', (code) => res(code)));

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 function quarry(args: string[], env: Record<string, string> = {}) {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), ...args], {
+  const r = spawnSync(process.execPath, [join(ROOT, 'bin/quarry.js'), ...args], {
     cwd: ROOT, encoding: 'utf8', env: { ...process.env, ...env }, timeout: 120_000,
   });
   const lines = r.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));

@@ -25,7 +25,7 @@ after(async () => { await srv?.stop(); rmSync(dir, { recursive: true, force: tru
 
 function quarry(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src/cli/main.ts'), ...args, '--url', srv.url, '--data', s.dataDir], {
+    const child = spawn(process.execPath, [join(REPO_ROOT, 'bin/quarry.js'), ...args, '--url', srv.url, '--data', s.dataDir], {
       cwd: REPO_ROOT, env: { ...process.env, QUARRY_CAP: cap }, stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

@@ -32,7 +32,7 @@ export function startControlServer(s: ControlServerSetup): Promise<TestServer> {
 /** Mints a capability on the data directory (as an operator would with the CLI). */
 export function mintCap(dataDir: string, rights = ALL_MGMT, targets?: string): string {
   const r = spawnSync(process.execPath, [
-    '--import', 'tsx', join(REPO_ROOT, 'src/cli/main.ts'), 'cap', 'mint', '--rights', rights, '--ttl', '2h', '--data', dataDir,
+    join(REPO_ROOT, 'bin/quarry.js'), 'cap', 'mint', '--rights', rights, '--ttl', '2h', '--data', dataDir,
     ...(targets ? ['--targets', targets] : []),
   ], { cwd: REPO_ROOT, encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`cap mint failed: ${r.stderr}`);

@@ -15,6 +15,8 @@ test('canonical URLs: scheme and host lower-cased, default port, fragment and do
   assert.equal(canonicalUrl('https://example.com./%7euser/%2fa%41?q=%7e#x'), 'https://example.com/~user/%2FaA?q=~');
   assert.equal(canonicalUrl('https://user:pw@example.com/'), 'https://example.com/');
   assert.equal(canonicalUrl('https://example.com/?b=2&a=1'), 'https://example.com/?b=2&a=1', 'query order is kept');
+  assert.equal(canonicalUrl('https://example.com/p?utm_source=x&id=3&fbclid=abc&UTM_Medium=m'), 'https://example.com/p?id=3', 'tracking parameters go');
+  assert.equal(canonicalUrl('https://example.com/p?utm_source=x&gclid=1'), 'https://example.com/p', 'a query of tracking parameters only goes entirely');
   for (const bad of ['ftp://example.com/', '/relative', 'not a url', 'mailto:a@b.c', 'http://']) {
     assert.throws(() => canonicalUrl(bad), (e: any) => e.code === 'bad_request' && e.param === 'url', bad);
   }

@@ -28,7 +28,7 @@ test('commits of another process become searchable here, and queries never fail 
     const resolved = resolveCorporaConfig({ own: { docs: null, site: null, library: null }, refreshIntervalMs: 50 }, dir);
     const corpora = await openCorpora({ dataDir: data, resolved, bus });
     try {
-      const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'import', '--data', data, '--commit-every', '500', '--json', file], {
+      const child = spawn(process.execPath, [join(ROOT, 'bin/quarry.js'), 'import', '--data', data, '--commit-every', '500', '--json', file], {
         cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'],
       });
       let stderr = '';

@@ -38,7 +38,7 @@ test('start-up refuses a malformed configuration file (exit 1), a lone --cert or
   try {
     const bad = join(dir, 'bad.json');
     writeFileSync(bad, '{"server": ');
-    const run = (...args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src/cli/main.ts'), 'serve', '--data', join(dir, 'data'), ...args], {
+    const run = (...args: string[]) => spawnSync(process.execPath, [join(REPO_ROOT, 'bin/quarry.js'), 'serve', '--data', join(dir, 'data'), ...args], {
       cwd: REPO_ROOT, encoding: 'utf8', timeout: 60_000,
     });
     for (const [args, message, code] of [

@@ -12,7 +12,7 @@ import { REPO_ROOT, startServer } from '../support/server.js';
 import { attenuateOffline } from '../../src/auth/capability.js';
 
 function mint(dataDir: string): string {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src/cli/main.ts'), 'cap', 'mint', '--rights', 'search', '--data', dataDir], {
+  const r = spawnSync(process.execPath, [join(REPO_ROOT, 'bin/quarry.js'), 'cap', 'mint', '--rights', 'search', '--data', dataDir], {
     cwd: REPO_ROOT, encoding: 'utf8', timeout: 60_000,
   });
   assert.equal(r.status, 0, r.stderr);

@@ -115,7 +115,7 @@ function startCommand(command: string, cwd: string, timeoutMs: number): Promise<
 /** SIGTERM to the server process itself (as a supervisor would), then the whole command must exit 0. */
 async function stop(s: Started): Promise<void> {
   // npm runs the script through `sh -c`, so the server is the node process (not a shell) running `serve`.
-  const server = descendants(s.child.pid!).find((p) => isNode(p) && / serve\b/.test(cmdline(p)) && /main\.(ts|js)/.test(cmdline(p)));
+  const server = descendants(s.child.pid!).find((p) => isNode(p) && / serve\b/.test(cmdline(p)) && /bin\/quarry\.js/.test(cmdline(p)));
   assert.ok(server, `the server process under ${s.child.pid}: ${descendants(s.child.pid!).map(cmdline).join(' | ')}`);
   process.kill(server, 'SIGTERM');
   const { code, signal } = await s.exit;

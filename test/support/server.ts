@@ -25,6 +25,8 @@ import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+/** The `quarry` command as users run it: the build in dist/ (scripts/run-tests.mjs rebuilds it when a source changed). */
+export const QUARRY_BIN = join(REPO_ROOT, 'bin', 'quarry.js');
 
 export interface StartServerOptions {
   args?: string[];
@@ -76,7 +78,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Tes
   }
   const rate = options.rateLimit;
   const args = [
-    '--import', 'tsx', join(REPO_ROOT, 'src/cli/main.ts'), 'serve',
+    QUARRY_BIN, 'serve',
     '--port', '0', '--data', dataDir, '--json',
     '--rate-limit', String(rate?.perSecond ?? 0),
     ...(rate?.burst !== undefined ? ['--rate-burst', String(rate.burst)] : []),

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { Index } from '../../../src/engine/index/index.js';
 import { tempDir } from './fixtures.js';
 
-const main = fileURLToPath(new URL('../../../src/cli/main.ts', import.meta.url));
+const main = fileURLToPath(new URL('../../../bin/quarry.js', import.meta.url));
 
 test('quarry check: ok, then damaged', async (t) => {
   const dir = tempDir(t);
@@ -18,14 +18,14 @@ test('quarry check: ok, then damaged', async (t) => {
   await w.commit();
   await w.close();
   await index.close();
-  let r = spawnSync(process.execPath, ['--import', 'tsx', main, 'check', dir], { encoding: 'utf8' });
+  let r = spawnSync(process.execPath, [main, 'check', dir], { encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stdout, /ok — generation 1, 1 documents in 1 segments/);
   const sto = readdirSync(dir).find((f) => f.endsWith('.sto'))!;
   const b = readFileSync(join(dir, sto));
   b[0] = b[0]! ^ 1;
   writeFileSync(join(dir, sto), b);
-  r = spawnSync(process.execPath, ['--import', 'tsx', main, 'check', dir], { encoding: 'utf8' });
+  r = spawnSync(process.execPath, [main, 'check', dir], { encoding: 'utf8' });
   assert.equal(r.status, 1);
   assert.match(r.stdout, new RegExp(`DAMAGED[\\s\\S]*${sto.replace('.', '\\.')}`));
 });
