@@ -30,7 +30,7 @@ import { API_VERSION, buildOpenApi, openApiRoutes } from './rest/openapi.js';
 import { searchRoutes } from './rest/search.js';
 import { SearchService, type SearcherSource } from './search/service.js';
 import { createMcpFace } from './mcp/index.js';
-import { RollupService } from './rollup/service.js';
+import { RollupService, crawlFigures } from './rollup/service.js';
 import { QuarryServer, consoleLogger, type Logger } from './http/server.js';
 import { ensureTls, loadTls, type TlsMaterial } from './http/tls.js';
 import { openDb, type Db } from './store/db.js';
@@ -137,7 +137,9 @@ async function startServiceWith(options: ServiceOptions, closers: (() => Promise
   let openapi: Record<string, unknown> = {};
   const host = options.host ?? '127.0.0.1';
   // The agent surface over the same services; the rollup counts documents per host in the live indexes.
-  const rollup = new RollupService({ hosts: { hosts: (scope) => { search.searcher(scope); return corpora!.searcher(scope).hosts(); } } });
+  const rollup = new RollupService({
+    hosts: { hosts: (scope) => { search.searcher(scope); return corpora!.searcher(scope).hosts(); } }, crawl: crawlFigures(db),
+  });
   groups.push(createMcpFace({
     config: section('mcp'), listenHost: host, policy: auth.policy, search: searchService, rollup, mgmt: control.service,
     openapi: () => openapi, serverVersion: API_VERSION, logError: (m, err) => log.error(m, err),

@@ -7,8 +7,9 @@
  *   - `documents.{own,web,trusted,total}`: live documents of the domain per corpus, counted in the current
  *     searcher of each corpus (`Searcher.hosts()`);
  *   - `trusted_flags`: documents of the domain in the trusted corpus (each one a client's flag);
- *   - `last_fetch_at`, `freshness_s`, `fetch_error_rate`, `duplicate_rate`: from the crawl figures source;
- *     `null` while none is wired (no crawler yet) or it has no record of the domain.
+ *   - `last_fetch_at`, `freshness_s`, `fetch_error_rate`, `duplicate_rate`: from the crawler's records
+ *     (`crawlFigures`, over `measureDomains`), the rates weighted by pages fetched per host; `null` when the
+ *     crawler never fetched a page of the domain (documents imported from WARC files only, say).
  *
  * Rubric (`quarry-maturity/1`): points from the figures that are known —
  *   documents (all corpora): ≥ 1,000 → 3, ≥ 100 → 2, ≥ 10 → 1, else 0; at least one trusted flag → +1;
@@ -16,9 +17,11 @@
  *   duplicate rate > 50 % → −1.
  * Grade: ≥ 5 → A, 4 → B, 3 → C, 2 → D, 1 → E, ≤ 0 → F. A figure that is `null` adds nothing.
  */
-import { BadRequestError, UnavailableError } from '../kernel/errors.js';
+import { BadRequestError, QuarryError } from '../kernel/errors.js';
 import { requireRight, type Principal } from '../kernel/principal.js';
 import type { Scope } from '../kernel/scope.js';
+import { measureDomains } from '../crawl/index.js';
+import type { Db } from '../store/db.js';
 
 export const RUBRIC = 'quarry-maturity/1';
 
@@ -28,14 +31,32 @@ export interface HostCountSource {
   hosts(scope: Scope): ReadonlyMap<string, number>;
 }
 
-/** Per-domain figures of the crawler's fetch records (wired by the crawler; absent until then). */
+/** What the crawler's fetch records say of one host. */
+export interface HostFetches {
+  /** Pages fetched at least once. */
+  fetched: number;
+  lastSuccessAt: Date | null;
+  /** Of the fetched pages: the share whose last fetch failed, and the share found to duplicate another. */
+  errorRate: number;
+  duplicateRate: number;
+}
+
+/** The crawler's figures per host, read once per rollup (one scan of its records). */
 export interface CrawlFigures {
-  /** Figures of a domain (with its subdomains), or undefined when the crawler never fetched from it. */
-  domain(domain: string): {
-    lastFetchAt: Date | null;
-    fetchErrorRate: number | null;
-    duplicateRate: number | null;
-  } | undefined;
+  hosts(): ReadonlyMap<string, HostFetches>;
+}
+
+/** The crawler's records in the state database as the rollup's crawl figures. */
+export function crawlFigures(db: Db): CrawlFigures {
+  return {
+    hosts() {
+      const out = new Map<string, HostFetches>();
+      for (const m of measureDomains(db)) {
+        out.set(m.host, { fetched: m.fetched, lastSuccessAt: m.lastSuccessAt ? new Date(m.lastSuccessAt) : null, errorRate: m.errorRate, duplicateRate: m.duplicateRate });
+      }
+      return out;
+    },
+  };
 }
 
 export type Grade = 'A' | 'B' | 'C' | 'D' | 'E' | 'F';
@@ -84,6 +105,7 @@ export class RollupService {
     requireRight(principal, 'search');
     const now = this.#now();
     const counts = this.#counts();
+    const fetches = this.#crawl?.hosts() ?? new Map<string, HostFetches>();
     let names: string[];
     let total: number;
     if (input.domain !== undefined && input.domain !== null) {
@@ -98,7 +120,7 @@ export class RollupService {
         .slice(0, this.limit)
         .map((x) => x.d);
     }
-    return { v: 1, rubric: RUBRIC, measured_at: now.toISOString(), total, domains: names.map((d) => this.#domain(counts, d, now)) };
+    return { v: 1, rubric: RUBRIC, measured_at: now.toISOString(), total, domains: names.map((d) => domainRollup(counts, fetches, d, now)) };
   }
 
   /** Every domain a document's host gives (the hosts themselves, no parents), sorted. */
@@ -114,31 +136,40 @@ export class RollupService {
         out.set(scope, this.#hosts.hosts(scope));
       } catch (err) {
         // A corpus that is not open yet counts nothing; the others still answer.
-        if (!(err instanceof UnavailableError) && !(typeof err === 'object' && err !== null && (err as { code?: string }).code === 'unavailable')) throw err;
+        if (!QuarryError.is(err) || err.code !== 'unavailable') throw err;
         out.set(scope, new Map());
       }
     }
     return out;
   }
+}
 
-  #domain(counts: Map<Scope, ReadonlyMap<string, number>>, domain: string, now: Date): DomainRollup {
-    const documents = documentsOf(counts, domain);
-    const crawl = this.#crawl?.domain(domain);
-    const lastFetch = crawl?.lastFetchAt ?? null;
-    const freshness = lastFetch ? Math.max(0, Math.round((now.getTime() - lastFetch.getTime()) / 1000)) : null;
-    const out: DomainRollup = {
-      domain,
-      grade: 'F',
-      documents,
-      trusted_flags: documents.trusted,
-      last_fetch_at: lastFetch ? lastFetch.toISOString() : null,
-      freshness_s: freshness,
-      fetch_error_rate: crawl?.fetchErrorRate ?? null,
-      duplicate_rate: crawl?.duplicateRate ?? null,
-    };
-    out.grade = grade(out);
-    return out;
+function domainRollup(counts: Map<Scope, ReadonlyMap<string, number>>, fetches: ReadonlyMap<string, HostFetches>, domain: string, now: Date): DomainRollup {
+  const documents = documentsOf(counts, domain);
+  let fetched = 0;
+  let errors = 0;
+  let duplicates = 0;
+  let last: Date | null = null;
+  for (const [host, f] of fetches) {
+    if (!inDomain(host, domain)) continue;
+    fetched += f.fetched;
+    errors += f.errorRate * f.fetched;
+    duplicates += f.duplicateRate * f.fetched;
+    if (f.lastSuccessAt && (!last || f.lastSuccessAt > last)) last = f.lastSuccessAt;
   }
+  const rate = (n: number) => (fetched > 0 ? Math.round((n / fetched) * 10_000) / 10_000 : null);
+  const out: DomainRollup = {
+    domain,
+    grade: 'F',
+    documents,
+    trusted_flags: documents.trusted,
+    last_fetch_at: last ? last.toISOString() : null,
+    freshness_s: last ? Math.max(0, Math.round((now.getTime() - last.getTime()) / 1000)) : null,
+    fetch_error_rate: rate(errors),
+    duplicate_rate: rate(duplicates),
+  };
+  out.grade = grade(out);
+  return out;
 }
 
 /** The rubric of the file comment. */
@@ -158,6 +189,11 @@ export function parseDomain(raw: unknown): string {
   return d;
 }
 
+/** Whether `host` is `domain` or one of its subdomains (dot-suffix on whole labels, as `site:`). */
+function inDomain(host: string, domain: string): boolean {
+  return host === domain || host.endsWith(`.${domain}`);
+}
+
 function domainsOf(counts: Map<Scope, ReadonlyMap<string, number>>): Set<string> {
   const out = new Set<string>();
   for (const m of counts.values()) for (const host of m.keys()) if (DOMAIN.test(host)) out.add(host);
@@ -168,7 +204,7 @@ function domainsOf(counts: Map<Scope, ReadonlyMap<string, number>>): Set<string>
 function documentsOf(counts: Map<Scope, ReadonlyMap<string, number>>, domain: string): DomainRollup['documents'] {
   const per = (scope: Scope) => {
     let n = 0;
-    for (const [host, c] of counts.get(scope) ?? []) if (host === domain || host.endsWith(`.${domain}`)) n += c;
+    for (const [host, c] of counts.get(scope) ?? []) if (inDomain(host, domain)) n += c;
     return n;
   };
   const own = per('own');
