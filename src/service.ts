@@ -136,7 +136,8 @@ async function startServiceWith(options: ServiceOptions, closers: (() => Promise
 
   let openapi: Record<string, unknown> = {};
   const host = options.host ?? '127.0.0.1';
-  // The agent surface over the same services; the rollup counts documents per host in the live indexes.
+  // The agent surface over the same services. The rollup counts documents per host in the live indexes
+  // (unavailable exactly when search is: `search.searcher` throws until then) and reads the crawl records.
   const rollup = new RollupService({
     hosts: { hosts: (scope) => { search.searcher(scope); return corpora!.searcher(scope).hosts(); } }, crawl: crawlFigures(db),
   });

@@ -4,7 +4,8 @@
  * decision is then `principal.can(right, target?)`.
  *
  * - A capability is read from `Authorization: Bearer <cap>` and `X-Service-Cap: <cap>` (and the extra ones
- *   a face passes: `/mcp` hands over `params._cap` and the prefixed `_meta` key). The same capability given in several places is fine; two different ones → 400.
+ *   a face passes: `/mcp` hands over `params._cap` and the prefixed `_meta` key). The same capability
+ *   given in several places is fine; two different ones → 400.
  * - None → the anonymous principal, which holds the anonymous set (CONTRACT §4: `search`, which covers
  *   search, doc and suggest; openapi.json, rpc.contract and the read-only MCP tools ask only for
  *   `requirePublic`), or nothing when anonymous access is off.

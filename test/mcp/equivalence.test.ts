@@ -6,6 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http2 from 'node:http2';
+import { seededRandom as rng } from '../../bench/measure.js';
 import type { TestServer } from '../support/server.js';
 import { rawRequest, type TestResponse } from '../support/client.js';
 import { legacy, modern, startMcpServer } from './support.js';
@@ -20,18 +21,6 @@ after(async () => {
   session?.close();
   await srv?.stop();
 });
-
-/** mulberry32: a small seeded generator. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const WORDS = ['granite', 'elephant', 'elephnt', 'quick', 'brown', 'fox', 'dog', 'lazy', 'basalt', 'savanna', 'note', 'quarry',
   'stones', 'cat', 'reference', 'manual', 'columns', 'docs', 'rocks', 'statue', 'walks', 'zebra', 'granit', 'the', 'über', '17'];

@@ -7,6 +7,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http2 from 'node:http2';
+import { seededRandom as rng } from '../../bench/measure.js';
 import type { TestServer } from '../support/server.js';
 import { rawRequest, type TestResponse } from '../support/client.js';
 import { MODERN, META_CAPS, META_PV, startMcpServer } from './support.js';
@@ -14,17 +15,6 @@ import { MODERN, META_CAPS, META_PV, startMcpServer } from './support.js';
 let srv: TestServer;
 before(async () => { srv = await startMcpServer(); });
 after(async () => { await srv?.stop(); });
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** `h1`: sent over HTTP/1.1 (an empty or odd `Host` is a header there; HTTP/2 carries `:authority` instead). */
 interface Case { body: string | Buffer; headers: Record<string, string>; protocol?: 'h1' }
