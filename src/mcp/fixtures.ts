@@ -13,6 +13,22 @@ import { META } from './protocol.js';
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';
 const WAV = 'UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=';
 
+/** An input schema using the 2020-12 vocabulary a server must pass through untouched ($defs, $anchor, if/then/else). */
+const JSON_SCHEMA_2020_12 = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  type: 'object',
+  $defs: { address: { $anchor: 'addressDef', type: 'object', properties: { street: { type: 'string' }, city: { type: 'string' } } } },
+  properties: {
+    name: { type: 'string' }, address: { $ref: '#/$defs/address' }, contactMethod: { type: 'string', enum: ['phone', 'email'] },
+    phone: { type: 'string' }, email: { type: 'string' },
+  },
+  allOf: [{ anyOf: [{ required: ['phone'] }, { required: ['email'] }] }],
+  if: { properties: { contactMethod: { const: 'phone' } }, required: ['contactMethod'] },
+  then: { required: ['phone'] },
+  else: { required: ['email'] },
+  additionalProperties: false,
+};
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const text = (t: string): ContentBlock => ({ type: 'text', text: t });
 const EMPTY_INPUT = { type: 'object', properties: {} };
@@ -205,6 +221,8 @@ export function fixtureCatalog(): Catalog {
     tool('test_missing_capability', 'Needs the client capability sampling (answers -32021 without it)', async () => result(text('sampling declared')), { requires: ['sampling'] }),
     ...mrtrTools(),
     ...clientRequestTools(),
+    tool('json_schema_2020_12_tool', 'Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613)',
+      async (args) => result(text(`JSON Schema 2020-12 tool called with: ${JSON.stringify(args)}`)), {}, JSON_SCHEMA_2020_12),
   ];
 
   const resources: Record<string, ResourceContents & { name: string; title: string; description: string }> = {

@@ -9,6 +9,7 @@
  * by `doc://{scope}/{cid}`, and the maturity of each domain by `quarry://maturity/{domain}`.
  * Prompts: `research` (search, read, cite by cid) and `deployment` (status, plan with a dry run, deploy).
  */
+import { CID_PATTERN } from '../kernel/cid.js';
 import { BadRequestError, NotFoundError } from '../kernel/errors.js';
 import { toJson } from '../kernel/json.js';
 import { requirePublic, type Principal } from '../kernel/principal.js';
@@ -99,7 +100,7 @@ export function quarryCatalog(d: QuarryCatalogDeps): Catalog {
         description: 'One document by content id (a decimal string), its text cut at 1 MiB. The answer is GET /api/doc\'s body; a cid with no document is an error result carrying found: false.',
         inputSchema: {
           type: 'object', required: ['cid'],
-          properties: { cid: { type: 'string', pattern: '^(0|[1-9][0-9]{0,18})$', description: 'Decimal content id.' }, scope: scopeArg },
+          properties: { cid: { type: 'string', pattern: CID_PATTERN, description: 'Decimal content id, at most 2^63−1.' }, scope: scopeArg },
         },
         outputSchema: jsonSchemaFrom(schemas, ['Doc', 'DocNotFound']),
         annotations: { title: 'Fetch a document', ...READ_ONLY },
