@@ -141,7 +141,7 @@ async function startServiceWith(options: ServiceOptions, closers: (() => Promise
   const rollup = new RollupService({
     hosts: { hosts: (scope) => { search.searcher(scope); return corpora!.searcher(scope).hosts(); } }, crawl: crawlFigures(db),
   });
-  groups.push(createMcpFace({
+  groups.push(await createMcpFace({
     config: section('mcp'), listenHost: host, policy: auth.policy, search: searchService, rollup, mgmt: control.service,
     openapi: () => openapi, serverVersion: API_VERSION, logError: (m, err) => log.error(m, err),
   }));

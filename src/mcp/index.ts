@@ -17,7 +17,6 @@ import type { RouteGroup } from '../http/route.js';
 import type { RollupService } from '../rollup/service.js';
 import type { SearchService } from '../search/service.js';
 import type { Catalog } from './catalog.js';
-import { fixtureCatalog } from './fixtures.js';
 import { McpHandler } from './handler.js';
 import { quarryCatalog, type MgmtPort, type RpcContract } from './quarry.js';
 import { mcpRoutes } from './routes.js';
@@ -47,7 +46,7 @@ const INSTRUCTIONS = [
   'service_ecosystem_maturity_rollup grades a domain from live figures. service_mgmt (admin capabilities only) drives the deployment control plane: run status first and a dry run before any deploy.',
 ].join(' ');
 
-export function createMcpFace(o: McpFaceOptions): RouteGroup {
+export async function createMcpFace(o: McpFaceOptions): Promise<RouteGroup> {
   const list = (name: string) => {
     const v = o.config?.[name];
     if (v === undefined) return [];
@@ -61,7 +60,8 @@ export function createMcpFace(o: McpFaceOptions): RouteGroup {
   const catalogs: Catalog[] = [quarryCatalog({
     search: o.search, rollup: o.rollup, ...(o.mgmt ? { mgmt: o.mgmt } : {}), openapi: o.openapi, rpcContract: () => readContract(contractDir),
   })];
-  if (process.env.QUARRY_MCP_TEST_FIXTURES === '1') catalogs.push(fixtureCatalog());
+  // The test fixtures' module is not even loaded without the flag.
+  if (process.env.QUARRY_MCP_TEST_FIXTURES === '1') catalogs.push((await import('./fixtures.js')).fixtureCatalog());
   const handler = new McpHandler({
     catalogs, policy: o.policy, instructions: INSTRUCTIONS,
     serverInfo: { name: 'quarry', title: 'Quarry', version: o.serverVersion },
