@@ -9,8 +9,6 @@
  * The conformance suite's fixture tools (`fixtures.ts`) are added only when the environment variable
  * `QUARRY_MCP_TEST_FIXTURES` is `1` — a test flag, never set by default.
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Policy } from '../kernel/principal.js';
 import type { RouteGroup } from '../http/route.js';
@@ -18,7 +16,8 @@ import type { RollupService } from '../rollup/service.js';
 import type { SearchService } from '../search/service.js';
 import type { Catalog } from './catalog.js';
 import { McpHandler } from './handler.js';
-import { quarryCatalog, type MgmtPort, type RpcContract } from './quarry.js';
+import { readContract } from './contract.js';
+import { quarryCatalog, type MgmtPort } from './quarry.js';
 import { mcpRoutes } from './routes.js';
 
 export type { MgmtPort } from './quarry.js';
@@ -69,16 +68,4 @@ export async function createMcpFace(o: McpFaceOptions): Promise<RouteGroup> {
     ...(o.logError ? { logError: o.logError } : {}),
   });
   return mcpRoutes(handler);
-}
-
-/** The `.proto` files of the contract directory, concatenated in name order; undefined while there are none. */
-function readContract(dir: string): RpcContract | undefined {
-  let names: string[];
-  try {
-    names = readdirSync(dir).filter((n) => n.endsWith('.proto')).sort();
-  } catch {
-    return undefined;
-  }
-  if (names.length === 0) return undefined;
-  return { mimeType: 'text/x-protobuf', text: names.map((n) => readFileSync(join(dir, n), 'utf8')).join('\n') };
 }
