@@ -37,5 +37,7 @@ module.exports = {
   options: {
     // Run through scripts/check-layers.mjs, which hands dependency-cruiser the sources as JavaScript.
     doNotFollow: { path: 'node_modules' },
+    // Package subpaths (`@bufbuild/protobuf/wkt`) resolve through their package's `exports`.
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'node', 'default'] },
   },
 };

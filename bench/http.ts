@@ -16,16 +16,21 @@
  *      throughput to in-process throughput; `--record` writes the section into docs/benchmarks.md;
  *   7. the control-plane phase (`--control S`, 0 skips it): with 14 targets deployed (one static target
  *      carrying 1,000 extra files, 16 MiB), search load at 32 connections for S seconds on a quiet
- *      control plane, then S seconds while the control plane rebuilds and promotes three targets (a real
- *      input change each round) and every second reconciles all 41 targets (`POST /api/reconcile`) and
- *      observes all 41 (`GET /api/deploy_status`). Aim: p99 during the activity ≤ 1.5× the quiet p99.
+ *      control plane, then S seconds while the control plane rebuilds and promotes three small targets (a
+ *      real input change each round) and, one after the other, reconciles all 41 targets
+ *      (`POST /api/reconcile`) and observes all 41 (`GET /api/deploy_status`), at most once a second;
+ *      quiet and busy alternate twice (machine load drifts). Aim: mean p99 busy ≤ 1.5× mean p99 quiet.
+ *   8. the binary RPC phase (`--rpc S`, 0 skips it): at 1 and 32 connections, the same query mix as
+ *      `GET /api/search` (JSON) and as binary `Call`s to `POST /api/rpc` (`quarry.v1.SearchService/Search`,
+ *      `application/proto`), in the order REST, RPC, RPC, REST on the same server. Aim: the RPC at least
+ *      as fast.
  *
  * Queries: the collection's own queries in plain OR form (bench/dataset.ts `plainQuery`, the rule the
  * engine benchmark uses), URL-encoded. A bare JSONL corpus gets 1,000 seeded 1–3-word queries.
  * The aim (issue 3): at 32 connections, at least 60% of the in-process throughput and p99 under 25 ms.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { appendFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -33,9 +38,13 @@ import { createInterface } from 'node:readline';
 import { openCorpora } from '../src/corpora/index.js';
 import { readJsonl } from '../src/corpora/jsonl.js';
 import { defaultCollectionPath, loadCollection, plainQuery, REPO_ROOT } from './dataset.js';
+import { prepareDeploy } from './control-fixture.js';
 import { percentile, fmt } from './measure.js';
 import { seededQueries } from './queries.js';
-import { parseWrkOutput, rotationScript, type WrkResult } from './wrk.js';
+import { parseWrkOutput, postRotationScript, rotationScript, type WrkResult } from './wrk.js';
+import { create, toBinary } from '@bufbuild/protobuf';
+import { CallSchema } from '../src/rpc/gen/quarry/v1/call_pb.js';
+import { Scope, SearchRequestSchema } from '../src/rpc/gen/quarry/v1/search_pb.js';
 
 /** The issue's aim at this connection count. */
 const AIM = { connections: 32, minRatio: 0.6, maxP99Ms: 25 };
@@ -50,9 +59,9 @@ const FLOOR_QUERY = 'qzx';
 const CONFIG = { corpora: { own: { docs: null, site: null, library: null } } };
 /** The control-plane phase's aim: search p99 with control-plane activity ≤ this × the quiet p99. */
 const CONTROL_AIM = 1.5;
-/** Targets deployed before the control-plane phase; the first three are rebuilt and promoted during it. */
+/** Targets deployed before the control-plane phase; CONTROL_CHURN are rebuilt and promoted during it (docportal, the large one, is checked by every reconcile and observation). */
 const CONTROL_TARGETS = ['docportal', 'sites', 'gengw', 'email', 'office', 'siteedit', 'siteintake', 'studio', 'survey', 'toolchain', 'writer', 'meshgw', 'vaultgw', 'toolsapi'];
-const CONTROL_CHURN = ['docportal', 'sites', 'gengw'];
+const CONTROL_CHURN = ['sites', 'gengw', 'email'];
 const ALL_MGMT = 'mgmt.read,mgmt.build,mgmt.stage,mgmt.deploy,mgmt.rollback,mgmt.reconcile,mgmt.restart';
 /** A cheap request answered within this many ms means the server is idle again. */
 const SETTLED_MS = 50;
@@ -77,10 +86,12 @@ interface Options {
   record: boolean;
   /** Seconds of each half of the control-plane phase; 0 skips it. */
   controlS: number;
+  /** Seconds of each run of the RPC-versus-REST phase; 0 skips it. */
+  rpcS: number;
 }
 
 function options(): Options {
-  const valued = new Set(['duration', 'connections', 'threads', 'inproc', 'warmup', 'floor', 'control']);
+  const valued = new Set(['duration', 'connections', 'threads', 'inproc', 'warmup', 'floor', 'control', 'rpc']);
   const argv = process.argv.slice(2);
   const positional = argv.filter((a, i) => !a.startsWith('--') && !(i > 0 && valued.has(argv[i - 1]!.slice(2))));
   const path = positional[0] ?? defaultCollectionPath('scifact');
@@ -95,6 +106,7 @@ function options(): Options {
     threads: Number(arg('threads') ?? 1),
     record: process.argv.includes('--record'),
     controlS: Number(arg('control') ?? 15),
+    rpcS: Number(arg('rpc') ?? 10),
   };
 }
 
@@ -215,27 +227,6 @@ function wrkAsync(url: string, script: string, connections: number, threads: num
   });
 }
 
-/**
- * A private copy of deploy/ for the control-plane phase. `docportal` also carries 1,000 files of 16 KiB
- * (`bulk/`, copied into its release), so checking a live release against its manifest has real work to do.
- */
-function prepareDeploy(dir: string): string {
-  const repo = join(dir, 'repo');
-  cpSync(join(REPO_ROOT, 'deploy'), join(repo, 'deploy'), { recursive: true });
-  const target = join(repo, 'deploy', 'targets', 'docportal');
-  for (let i = 0; i < 1000; i++) {
-    const d = join(target, 'bulk', String(i % 20));
-    mkdirSync(d, { recursive: true });
-    writeFileSync(join(d, `f${i}.txt`), `${String(i).padStart(8, '0')}\n`.repeat(16 * 1024 / 9));
-  }
-  const recipeFile = join(target, 'recipe.json');
-  const recipe = JSON.parse(readFileSync(recipeFile, 'utf8')) as { build: { inputs: string[] } };
-  recipe.build.inputs.push('bulk');
-  writeFileSync(recipeFile, JSON.stringify(recipe, null, 2));
-  appendFileSync(join(target, 'build.mjs'), "\n(await import('node:fs')).cpSync('bulk', 'out/bulk', { recursive: true });\n");
-  return repo;
-}
-
 /** A capability with every mgmt.* right, minted on the data directory as an operator would. */
 function mintCap(dataDir: string): string {
   const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'cap', 'mint', '--rights', ALL_MGMT, '--ttl', '2h', '--data', dataDir], { cwd: REPO_ROOT, encoding: 'utf8' });
@@ -288,48 +279,117 @@ function changeInput(repo: string, target: string, round: number): void {
   writeFileSync(file, JSON.stringify(config, null, 2));
 }
 
-interface ControlPhase { quiet: WrkResult; active: WrkResult; promotions: number; reconciles: number; observations: number; setupSeconds: number }
+interface ControlPhase {
+  /** Alternating runs, quiet first: machine load drifts, so each condition is measured twice. */
+  quiet: WrkResult[];
+  busy: WrkResult[];
+  promotions: number;
+  reconciles: number;
+  observations: number;
+  setupSeconds: number;
+}
 
-/** Step 7: search p99 on a quiet control plane, then while it builds, promotes, reconciles and observes. */
+const meanP99 = (runs: WrkResult[]): number => runs.reduce((a, r) => a + r.latencyMs.p99, 0) / runs.length;
+
+/**
+ * Step 7: search p99 on a quiet control plane and while it builds, promotes, reconciles and observes,
+ * alternating quiet, busy, quiet, busy on the same server.
+ */
 async function controlPhase(server: Server, cap: string, repo: string, script: string, o: Options): Promise<ControlPhase> {
   const started = performance.now();
   for (const t of CONTROL_TARGETS) await ship(server, cap, t);
   const setupSeconds = (performance.now() - started) / 1000;
   log(`control plane: ${CONTROL_TARGETS.length} targets deployed in ${fmt(setupSeconds, 1)} s`);
   const cheap = `/api/search?scope=web&q=${FLOOR_QUERY}`;
-  await settle(server, cheap);
-  const quiet = await wrkAsync(server.url, script, AIM.connections, o.threads, o.controlS);
-  log(`quiet control plane: p99 ${fmt(quiet.latencyMs.p99)} ms, ${fmt(quiet.requestsPerSecond, 0)} requests/s`);
-  await settle(server, cheap);
-  let stop = false;
-  const counts = { promotions: 0, reconciles: 0, observations: 0 };
-  const churn = (async () => {
-    for (let round = 1; !stop; round++) {
-      for (const t of CONTROL_CHURN) {
-        if (stop) break;
-        changeInput(repo, t, round);
-        await ship(server, cap, t);
-        counts.promotions++;
+  const phase: ControlPhase = { quiet: [], busy: [], promotions: 0, reconciles: 0, observations: 0, setupSeconds };
+  let round = 0;
+  for (let i = 0; i < 2; i++) {
+    await settle(server, cheap);
+    const quiet = await wrkAsync(server.url, script, AIM.connections, o.threads, o.controlS);
+    phase.quiet.push(quiet);
+    log(`quiet control plane: p99 ${fmt(quiet.latencyMs.p99)} ms, ${fmt(quiet.requestsPerSecond, 0)} requests/s (load ${fmt(loadavg()[0]!, 1)})`);
+    await settle(server, cheap);
+    let stop = false;
+    const before = { ...phase };
+    const churn = (async () => {
+      while (!stop) {
+        round++;
+        for (const t of CONTROL_CHURN) {
+          if (stop) break;
+          changeInput(repo, t, round);
+          await ship(server, cap, t);
+          phase.promotions++;
+        }
       }
+    })();
+    const resync = (async () => {
+      while (!stop) {
+        const t0 = performance.now();
+        // Every target reconciled (files checked against their manifests), then every target observed.
+        await operation(server, cap, '/api/reconcile');
+        phase.reconciles++;
+        const st = await api(server, cap, 'GET', '/api/deploy_status');
+        if (st.status !== 200 || (st.json.targets as unknown[]).length !== 41) throw new Error(`deploy_status: ${st.status}`);
+        phase.observations++;
+        await new Promise((res) => setTimeout(res, Math.max(0, 1000 - (performance.now() - t0))));
+      }
+    })();
+    const busy = await wrkAsync(server.url, script, AIM.connections, o.threads, o.controlS).finally(() => { stop = true; });
+    await Promise.all([churn, resync]);
+    phase.busy.push(busy);
+    log(`busy control plane: p99 ${fmt(busy.latencyMs.p99)} ms, ${fmt(busy.requestsPerSecond, 0)} requests/s (load ${fmt(loadavg()[0]!, 1)}); `
+      + `${phase.promotions - before.promotions} promotions, ${phase.reconciles - before.reconciles} reconciles and `
+      + `${phase.observations - before.observations} observations of all 41 targets`);
+  }
+  return phase;
+}
+
+/** Connection counts of the RPC phase. */
+const RPC_CONNECTIONS = [1, 32];
+
+interface RpcRow { connections: number; rest: WrkResult; rpc: WrkResult }
+
+/**
+ * Step 8: the same searches as JSON over REST and as binary Calls over POST /api/rpc, alternating at
+ * each connection count so both see the same machine load.
+ */
+async function rpcPhase(server: Server, restScript: string, rpcScript: string, o: Options): Promise<RpcRow[]> {
+  const rows: RpcRow[] = [];
+  const cheap = `/api/search?scope=web&q=${FLOOR_QUERY}`;
+  const run = (script: string, c: number) => wrk(server.url, script, c, o.threads, Math.max(1, Math.round(o.rpcS / 2)));
+  for (const c of RPC_CONNECTIONS) {
+    // REST, RPC, RPC, REST: a load change on the shared machine during the pair hits both sides alike.
+    const runs: WrkResult[] = [];
+    for (const script of [restScript, rpcScript, rpcScript, restScript]) {
+      await settle(server, cheap);
+      runs.push(run(script, c));
     }
-  })();
-  const resync = (async () => {
-    while (!stop) {
-      const t0 = performance.now();
-      // Every target reconciled (files checked against their manifests), then every target observed.
-      await operation(server, cap, '/api/reconcile');
-      counts.reconciles++;
-      const st = await api(server, cap, 'GET', '/api/deploy_status');
-      if (st.status !== 200 || (st.json.targets as unknown[]).length !== 41) throw new Error(`deploy_status: ${st.status}`);
-      counts.observations++;
-      await new Promise((res) => setTimeout(res, Math.max(0, 1000 - (performance.now() - t0))));
-    }
-  })();
-  const active = await wrkAsync(server.url, script, AIM.connections, o.threads, o.controlS).finally(() => { stop = true; });
-  await Promise.all([churn, resync]);
-  log(`busy control plane: p99 ${fmt(active.latencyMs.p99)} ms, ${fmt(active.requestsPerSecond, 0)} requests/s; `
-    + `${counts.promotions} promotions, ${counts.reconciles} reconciles and ${counts.observations} observations of all 41 targets`);
-  return { quiet, active, ...counts, setupSeconds };
+    const rest = combine(runs[0]!, runs[3]!);
+    const rpc = combine(runs[1]!, runs[2]!);
+    rows.push({ connections: c, rest, rpc });
+    log(`${c} connections: REST ${fmt(rest.requestsPerSecond, 0)} requests/s (p99 ${fmt(rest.latencyMs.p99)} ms), `
+      + `RPC ${fmt(rpc.requestsPerSecond, 0)} requests/s (p99 ${fmt(rpc.latencyMs.p99)} ms), non-2xx ${rest.non2xx}/${rpc.non2xx}`);
+  }
+  return rows;
+}
+
+/** Two runs as one: requests over their summed duration; latency percentiles the mean of the two. */
+function combine(a: WrkResult, b: WrkResult): WrkResult {
+  const mean = (x: number, y: number) => (x + y) / 2;
+  const requests = a.requests + b.requests;
+  const durationSeconds = a.durationSeconds + b.durationSeconds;
+  return {
+    ...a, requests, durationSeconds, requestsPerSecond: requests / durationSeconds, non2xx: a.non2xx + b.non2xx,
+    latencyMs: { p50: mean(a.latencyMs.p50, b.latencyMs.p50), p75: mean(a.latencyMs.p75, b.latencyMs.p75), p90: mean(a.latencyMs.p90, b.latencyMs.p90), p99: mean(a.latencyMs.p99, b.latencyMs.p99), max: Math.max(a.latencyMs.max, b.latencyMs.max) },
+  };
+}
+
+/** The query mix as binary `quarry.v1.Call`s of SearchService/Search in the web corpus. */
+function rpcBodies(queries: readonly string[]): Uint8Array[] {
+  return queries.map((q) => toBinary(CallSchema, create(CallSchema, {
+    procedure: 'quarry.v1.SearchService/Search',
+    message: toBinary(SearchRequestSchema, create(SearchRequestSchema, { q, scope: Scope.WEB })),
+  })));
 }
 
 function wrk(url: string, script: string, connections: number, threads: number, seconds: number): WrkResult {
@@ -347,7 +407,7 @@ function machine(): string {
   return `node ${process.version}, ${cpus()[0]?.model ?? '?'} × ${cpus().length}, ${Math.round(totalmem() / 2 ** 30)} GiB, ${wrkVersion}`;
 }
 
-function section(o: Options, name: string, docs: number, queries: number, inproc: InProcess, rows: WrkResult[], load: { before: number; after: number }, floor: WrkResult | undefined, control: ControlPhase | undefined): string {
+function section(o: Options, name: string, docs: number, queries: number, inproc: InProcess, rows: WrkResult[], load: { before: number; after: number }, floor: WrkResult | undefined, control: ControlPhase | undefined, rpc: RpcRow[]): string {
   const aimRow = rows.find((r) => r.connections === AIM.connections);
   const lines = [
     SECTION_START,
@@ -387,14 +447,25 @@ function section(o: Options, name: string, docs: number, queries: number, inproc
       + `the search with its 20 snippets takes ${fmt(1000 / inproc.qps, 2)} ms in process.`, '');
   }
   if (control) {
-    const ratio = control.active.latencyMs.p99 / control.quiet.latencyMs.p99;
-    lines.push(`Search while the control plane works (${AIM.connections} connections, ${o.controlS} s each, same server, one after the other): `
-      + `${CONTROL_TARGETS.length} targets live (one static release of 1,000 extra files, 16 MiB). Quiet: p99 ${fmt(control.quiet.latencyMs.p99)} ms, `
-      + `${fmt(control.quiet.requestsPerSecond, 0)} requests/s. Busy — ${control.promotions} builds and promotions of ${CONTROL_CHURN.join(', ')} `
+    const ratio = meanP99(control.busy) / meanP99(control.quiet);
+    const runs = (rs: WrkResult[]): string => rs.map((r) => `${fmt(r.latencyMs.p99)} ms (${fmt(r.requestsPerSecond, 0)}/s)`).join(', ');
+    lines.push(`Search while the control plane works (${AIM.connections} connections, ${o.controlS} s per run, same server, quiet and busy alternating twice): `
+      + `${CONTROL_TARGETS.length} targets live (one static release of 1,000 extra files, 16 MiB). p99 quiet: ${runs(control.quiet)}; `
+      + `busy: ${runs(control.busy)}, while the control plane ran ${control.promotions} builds and promotions of ${CONTROL_CHURN.join(', ')} `
       + `(a real input change each), ${control.reconciles} reconciles of all 41 targets and ${control.observations} observations of all 41 `
-      + `(\`GET /api/deploy_status\`): p99 ${fmt(control.active.latencyMs.p99)} ms, ${fmt(control.active.requestsPerSecond, 0)} requests/s, `
-      + `non-2xx ${control.active.non2xx}. Ratio **${fmt(ratio, 2)}×**; aim ≤ ${CONTROL_AIM}×: **${ratio <= CONTROL_AIM ? 'met' : 'not met'}**. `
-      + `The builds run in child processes and compete with the server for the two cores; the checks of the live releases run on the server's event loop, asynchronously and from a per-file cache.`, '');
+      + `(\`GET /api/deploy_status\`); non-2xx ${control.busy.reduce((a, r) => a + r.non2xx, 0)}. Mean p99 busy / quiet: **${fmt(ratio, 2)}×**; `
+      + `aim ≤ ${CONTROL_AIM}×: **${ratio <= CONTROL_AIM ? 'met' : 'not met'}**. Builds run in child processes at nice 10; the checks of the live `
+      + `releases run on the server's event loop, asynchronously and from a per-file cache.`, '');
+  }
+  if (rpc.length > 0) {
+    lines.push(`The binary RPC against REST (same server, same query mix, ${o.rpcS} s each in two halves run REST, RPC, RPC, REST at each count): `
+      + '`GET /api/search?scope=web&q=…` answering JSON, and `POST /api/rpc` with a binary `quarry.v1.Call` of `SearchService/Search` answering `application/proto`.', '',
+    '| connections | REST requests/s | REST p99 ms | RPC requests/s | RPC p99 ms | RPC / REST | non-2xx |',
+    '|---:|---:|---:|---:|---:|---:|---:|',
+    ...rpc.map((r) => `| ${r.connections} | ${fmt(r.rest.requestsPerSecond, 0)} | ${fmt(r.rest.latencyMs.p99)} | ${fmt(r.rpc.requestsPerSecond, 0)} | ${fmt(r.rpc.latencyMs.p99)} | ${fmt(r.rpc.requestsPerSecond / r.rest.requestsPerSecond, 2)}× | ${r.rest.non2xx + r.rpc.non2xx} |`),
+    '');
+    const met = rpc.every((r) => r.rpc.requestsPerSecond >= r.rest.requestsPerSecond);
+    lines.push(`Aim: the RPC at least as fast as REST at every count: **${met ? 'met' : 'not met'}** (on a shared machine a difference of a few percent is noise).`, '');
   }
   lines.push(SECTION_END);
   return lines.join('\n');
@@ -464,15 +535,21 @@ async function main(): Promise<void> {
       rows.push(r);
       log(`${c} connections: ${fmt(r.requestsPerSecond, 0)} requests/s, p50 ${fmt(r.latencyMs.p50)} ms, p99 ${fmt(r.latencyMs.p99)} ms, non-2xx ${r.non2xx}`);
     }
+    let rpc: RpcRow[] = [];
+    if (o.rpcS > 0) {
+      const rpcScript = join(dataDir, 'rpc.lua');
+      writeFileSync(rpcScript, postRotationScript('/api/rpc', 'application/proto', rpcBodies(queries)));
+      rpc = await rpcPhase(server, script, rpcScript, o);
+    }
     const control = repo ? await controlPhase(server, cap, repo, script, o) : undefined;
     const code = await server.stop();
     server = undefined;
     if (code !== 0) log(`warning: the server exited with ${code} on SIGTERM`);
 
-    const text = section(o, collection.name, imported.docs, queries.length, inproc, rows, { before: loadBefore, after: loadavg()[0]! }, floor, control);
+    const text = section(o, collection.name, imported.docs, queries.length, inproc, rows, { before: loadBefore, after: loadavg()[0]! }, floor, control, rpc);
     console.log(text);
     if (o.record) log(`recorded in ${record(text)}`);
-    const bad = rows.filter((r) => r.non2xx > 0);
+    const bad = [...rows, ...rpc.flatMap((r) => [r.rest, r.rpc])].filter((r) => r.non2xx > 0);
     if (bad.length > 0) {
       log(`non-2xx responses at ${bad.map((r) => `${r.connections} connections (${r.non2xx})`).join(', ')}: must be 0`);
       process.exitCode = 1;

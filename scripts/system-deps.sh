@@ -8,6 +8,9 @@ command -v chromium >/dev/null || need+=(chromium)
 command -v protoc   >/dev/null || need+=(protobuf-compiler)
 command -v wrk      >/dev/null || need+=(wrk)
 command -v wget     >/dev/null || need+=(wget)
+command -v curl     >/dev/null || need+=(curl)
+# The binary RPC's third-party client test runs Debian's python3 with its protobuf package.
+/usr/bin/python3 -c 'import google.protobuf' 2>/dev/null || need+=(python3-protobuf)
 [ -d /usr/share/doc/python3.11/html/library ] || need+=(python3.11-doc)   # real HTML the crawler tests serve
 [ ${#need[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then

@@ -2,8 +2,9 @@
  * The composition root: the one place that builds every part of Quarry and wires them into one running
  * service over one data directory. Start, in order: state database → event bus → TLS material → auth
  * (policy + route group) → search routes → event routes → control plane (recovers interrupted operations,
- * reconciles targets) → OpenAPI document from every group → HTTPS server listening → corpora opened and
- * the own corpus indexed in the background (until then search answers 503 `unavailable` + Retry-After).
+ * reconciles targets) → binary RPC over the same services → OpenAPI document from every group → HTTPS
+ * server listening → corpora opened and the own corpus indexed in the background (until then search
+ * answers 503 `unavailable` + Retry-After).
  *
  * `close()` (idempotent) undoes it: announce `shutdown` on the bus, drain the server (in-flight requests
  * finish, long-lived streams end), then close the newest part first — corpora (a running indexing is
@@ -28,6 +29,8 @@ import { authRoutes } from './rest/auth.js';
 import { eventRoutes } from './rest/events.js';
 import { API_VERSION, buildOpenApi, openApiRoutes } from './rest/openapi.js';
 import { searchRoutes } from './rest/search.js';
+import { loadContract } from './rpc/contract.js';
+import { rpcRoutes } from './rpc/routes.js';
 import { SearchService, type SearcherSource } from './search/service.js';
 import { createMcpFace } from './mcp/index.js';
 import { RollupService, crawlFigures } from './rollup/service.js';
@@ -133,6 +136,8 @@ async function startServiceWith(options: ServiceOptions, closers: (() => Promise
   closers.push(() => control.close());
   await control.start();
   groups.push(controlRoutes(control.service));
+  const contract = loadContract();
+  groups.push(rpcRoutes(contract, { search: searchService, control: control.service, auth: auth.service }));
 
   let openapi: Record<string, unknown> = {};
   const host = options.host ?? '127.0.0.1';
@@ -143,7 +148,8 @@ async function startServiceWith(options: ServiceOptions, closers: (() => Promise
   });
   groups.push(await createMcpFace({
     config: section('mcp'), listenHost: host, policy: auth.policy, search: searchService, rollup, mgmt: control.service,
-    openapi: () => openapi, serverVersion: API_VERSION, logError: (m, err) => log.error(m, err),
+    openapi: () => openapi, rpcContract: { mimeType: 'text/x-protobuf', text: contract.sources },
+    serverVersion: API_VERSION, logError: (m, err) => log.error(m, err),
   }));
   groups.push(openApiRoutes(() => openapi));
   openapi = buildOpenApi(groups);

@@ -12,13 +12,24 @@
  * directory with node-tar's own guards still on.
  */
 import { createHash } from 'node:crypto';
-import { chmodSync, createReadStream, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
+import { createReadStream, mkdirSync, type Stats } from 'node:fs';
+import { chmod, lstat, readdir, readlink } from 'node:fs/promises';
 import { join, posix } from 'node:path';
 import * as tar from 'tar';
 import { BadRequestError } from '../kernel/errors.js';
+import { forEachBounded } from './bounded.js';
 
 export type Digest = `sha256:${string}`;
 export const DIGEST = /^sha256:[0-9a-f]{64}$/;
+
+/**
+ * node-tar reads an archive in chunks of this size and parses each chunk in one go; its default (16 MiB)
+ * would hold the event loop for the whole archive. 1 MiB keeps each step short.
+ */
+const READ_CHUNK_BYTES = 1024 * 1024;
+/** Files stat'ed or chmod'ed at once while walking a tree, and hashed at once. */
+const TREE_CONCURRENCY = 64;
+const HASH_CONCURRENCY = 4;
 
 export function isDigest(s: unknown): s is Digest { return typeof s === 'string' && DIGEST.test(s); }
 
@@ -31,31 +42,38 @@ export async function digestFile(file: string): Promise<Digest> {
   return `sha256:${h.digest('hex')}`;
 }
 
-/** Paths under `root`, relative with `/`, directories before their contents, in byte order. */
-function listTree(root: string, rel = ''): string[] {
-  const out: string[] = [];
-  const names = readdirSync(join(root, rel)).sort((a, b) => (Buffer.compare(Buffer.from(a), Buffer.from(b))));
-  for (const name of names) {
-    const p = rel === '' ? name : `${rel}/${name}`;
-    const st = lstatSync(join(root, p));
-    out.push(p);
-    if (st.isDirectory()) out.push(...listTree(root, p));
+/**
+ * Paths under `root` with their lstat, relative with `/`, directories before their contents, in byte
+ * order. Asynchronous, the entries of a directory stat'ed together (as is everything here that walks a
+ * tree): a release may hold thousands of files, and the control plane shares its event loop with search.
+ */
+async function listTree(root: string, rel = ''): Promise<{ path: string; st: Stats }[]> {
+  const names = (await readdir(join(root, rel))).sort((a, b) => (Buffer.compare(Buffer.from(a), Buffer.from(b))));
+  const entries: { path: string; st: Stats }[] = new Array(names.length);
+  await forEachBounded(names, TREE_CONCURRENCY, async (name, i) => {
+    const path = rel === '' ? name : `${rel}/${name}`;
+    entries[i] = { path, st: await lstat(join(root, path)) };
+  });
+  const out: { path: string; st: Stats }[] = [];
+  for (const e of entries) {
+    out.push(e);
+    if (e.st.isDirectory()) out.push(...await listTree(root, e.path));
   }
   return out;
 }
 
 /** Packs the contents of `dir` into `file` reproducibly (see the module comment). */
 export async function packArtifact(dir: string, file: string): Promise<void> {
-  const entries = listTree(dir);
-  for (const p of entries) {
-    const st = lstatSync(join(dir, p));
-    if (st.isSymbolicLink()) continue;
-    if (st.isDirectory()) chmodSync(join(dir, p), 0o755);
-    else if (st.isFile()) chmodSync(join(dir, p), st.mode & 0o111 ? 0o755 : 0o644);
-    else throw new BadRequestError(`Build output ${p} is neither a file, a directory nor a symlink.`);
+  const entries = await listTree(dir);
+  for (const { path, st } of entries) {
+    if (!st.isSymbolicLink() && !st.isDirectory() && !st.isFile()) throw new BadRequestError(`Build output ${path} is neither a file, a directory nor a symlink.`);
   }
+  await forEachBounded(entries, TREE_CONCURRENCY, async ({ path, st }) => {
+    if (st.isDirectory()) await chmod(join(dir, path), 0o755);
+    else if (st.isFile()) await chmod(join(dir, path), st.mode & 0o111 ? 0o755 : 0o644);
+  });
   if (entries.length === 0) throw new BadRequestError('The build produced no output.');
-  await tar.create({ cwd: dir, file, portable: true, mtime: new Date(0), noDirRecurse: true, follow: false }, entries);
+  await tar.create({ cwd: dir, file, portable: true, mtime: new Date(0), noDirRecurse: true, follow: false }, entries.map((e) => e.path));
 }
 
 export interface ArtifactLimits {
@@ -92,7 +110,7 @@ export async function inspectArtifact(file: string, limits: ArtifactLimits = DEF
   const fail = (msg: string): void => { problem ??= msg; };
   try {
     await tar.list({
-      file, strict: true,
+      file, strict: true, maxReadSize: READ_CHUNK_BYTES,
       onReadEntry: (entry) => {
         entries++;
         const p = safeEntryPath(entry.path);
@@ -160,16 +178,13 @@ export async function inspectArtifact(file: string, limits: ArtifactLimits = DEF
 /** Unpacks an inspected artifact into the new, empty directory `dest` and makes its files read-only. */
 export async function extractArtifact(file: string, dest: string): Promise<void> {
   mkdirSync(dest, { recursive: true });
-  await tar.extract({ file, cwd: dest, strict: true, preservePaths: false, preserveOwner: false, noMtime: true });
-  makeReadOnly(dest);
+  await tar.extract({ file, cwd: dest, strict: true, preservePaths: false, preserveOwner: false, noMtime: true, maxReadSize: READ_CHUNK_BYTES });
+  await makeReadOnly(dest);
 }
 
-function makeReadOnly(root: string): void {
-  for (const p of listTree(root)) {
-    const full = join(root, p);
-    const st = lstatSync(full);
-    if (st.isFile()) chmodSync(full, st.mode & 0o111 ? 0o555 : 0o444);
-  }
+async function makeReadOnly(root: string): Promise<void> {
+  const files = (await listTree(root)).filter((e) => e.st.isFile());
+  await forEachBounded(files, TREE_CONCURRENCY, async ({ path, st }) => { await chmod(join(root, path), st.mode & 0o111 ? 0o555 : 0o444); });
 }
 
 export type ManifestEntry =
@@ -180,15 +195,15 @@ export type ManifestEntry =
 /** What a release directory holds, path by path: recorded at materialization, compared to find drift. */
 export type FileManifest = Record<string, ManifestEntry>;
 
-export function manifestOf(root: string): FileManifest {
+export async function manifestOf(root: string): Promise<FileManifest> {
+  const entries = await listTree(root);
   const out: FileManifest = {};
-  for (const p of listTree(root)) {
-    const full = join(root, p);
-    const st = lstatSync(full);
-    if (st.isDirectory()) out[p] = { type: 'dir' };
-    else if (st.isSymbolicLink()) out[p] = { type: 'symlink', to: readlinkSync(full) };
-    else out[p] = { type: 'file', size: st.size, sha256: createHash('sha256').update(readFileSync(full)).digest('hex') };
-  }
+  for (const { path } of entries) out[path] = { type: 'dir' }; // placeholders keep the walk's order
+  await forEachBounded(entries, HASH_CONCURRENCY, async ({ path, st }) => {
+    const full = join(root, path);
+    if (st.isSymbolicLink()) out[path] = { type: 'symlink', to: await readlink(full) };
+    else if (!st.isDirectory()) out[path] = { type: 'file', size: st.size, sha256: (await digestFile(full)).slice('sha256:'.length) };
+  });
   return out;
 }
 

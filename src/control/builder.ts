@@ -5,12 +5,17 @@
  * caller (the operation log and `build.log` events) and to a log file kept per build.
  */
 import { spawn } from 'node:child_process';
-import { cpSync, createWriteStream, existsSync, mkdtempSync, statSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdtempSync, statSync } from 'node:fs';
+import { cp } from 'node:fs/promises';
+import { setPriority } from 'node:os';
 import { join } from 'node:path';
 import { BadRequestError } from '../kernel/errors.js';
 import { type Digest, digestFile, packArtifact } from './artifact.js';
-import { removeTree } from '../kernel/durable-file.js';
+import { removeTreeAsync } from '../kernel/durable-file.js';
 import type { Recipe } from './recipe.js';
+
+/** The nice value builds run at (POSIX: 0 normal … 19 lowest). */
+const BUILD_NICE = 10;
 
 export interface BuildResult { digest: Digest; tarFile: string; logFile: string }
 
@@ -39,7 +44,7 @@ export async function runBuild(recipe: Recipe, opts: BuildOptions): Promise<Buil
     for (const input of recipe.build.inputs) {
       const src = join(recipe.sourceDir, input);
       if (!existsSync(src)) throw new BadRequestError(`Build input ${input} of ${recipe.target} does not exist.`);
-      cpSync(src, join(work, input), { recursive: statSync(src).isDirectory(), dereference: false });
+      await cp(src, join(work, input), { recursive: statSync(src).isDirectory(), dereference: false });
     }
     const [cmd, args] = resolveArgv(recipe.build.command);
     await new Promise<void>((resolve, reject) => {
@@ -51,6 +56,8 @@ export async function runBuild(recipe: Recipe, opts: BuildOptions): Promise<Buil
         timeout: recipe.build.timeoutMs,
         killSignal: 'SIGKILL',
       });
+      // A build is background work on the cores that serve search: it yields to them.
+      if (child.pid !== undefined) { try { setPriority(child.pid, BUILD_NICE); } catch { /* not permitted: runs at normal priority */ } }
       let partial = '';
       const onData = (chunk: Buffer): void => {
         log.write(chunk);
@@ -75,6 +82,6 @@ export async function runBuild(recipe: Recipe, opts: BuildOptions): Promise<Buil
     return { digest: await digestFile(tarFile), tarFile, logFile: opts.logFile };
   } finally {
     await new Promise<void>((r) => log.end(r));
-    removeTree(work);
+    await removeTreeAsync(work);
   }
 }

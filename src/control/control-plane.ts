@@ -30,6 +30,7 @@ import type { Db } from '../store/db.js';
 import { AllowlistSource } from './allowlist.js';
 import { type ArtifactLimits, type Digest, DEFAULT_ARTIFACT_LIMITS, inspectArtifact, versionOf } from './artifact.js';
 import { BuildFailedError, runBuild } from './builder.js';
+import { forEachBounded } from './bounded.js';
 import { Observer } from './observer.js';
 import { OperationRunner, OpFailure, Slots, type OpAnswer, type OpRun, type OpView } from './operations.js';
 import { Promoter } from './promotion.js';
@@ -137,6 +138,7 @@ export class ControlPlane {
     });
     this.ops = new OperationRunner({
       db: o.db, store: this.store, now: this.#now, opLogMaxChars: o.opLogMaxChars ?? 64 * 1024,
+      onUnlocked: (target) => this.observer.markDirty(target),
       onSettled: async (target) => { await this.observer.refresh(target); },
     });
     this.#promoter = new Promoter({
@@ -155,6 +157,8 @@ export class ControlPlane {
   get uploadLimitBytes(): number { return this.#o.uploadLimitBytes; }
   get idempotencyTtlMs(): number { return this.#o.idempotencyTtlMs; }
   get lifecycle(): Lifecycle { return this.#state; }
+  /** The clock of this plane's records (options.now). */
+  now(): Date { return this.#now(); }
 
   // ───────────────────────────── lifecycle ─────────────────────────────
 
@@ -167,10 +171,10 @@ export class ControlPlane {
     for (const t of targets) this.store.ensureTarget(t);
     this.#bus.registerSnapshotPart('targets', (view) => this.observer.snapshot(view));
     this.#reconciler.start();
-    await this.#forEachBounded(targets, async (t) => {
+    await forEachBounded(targets, this.#o.reconcileConcurrency, async (t) => {
       try { await this.#reconcileLocked(t, undefined, 'startup'); } catch { this.#reconciler.enqueueAfterFailure(t); }
     });
-    await this.#forEachBounded(targets, async (t) => { await this.observer.refresh(t); });
+    await forEachBounded(targets, this.#o.reconcileConcurrency, async (t) => { await this.observer.refresh(t); });
   }
 
   /**
@@ -295,15 +299,17 @@ export class ControlPlane {
             throw new OpFailure(code, (err as Error).message);
           }
           const version = versionOf(result.digest);
-          this.releases.adoptArtifact(result.tarFile, result.digest);
-          const existing = this.store.getVersion(target, version);
-          if (!existing || existing.state === 'pruned' || existing.state === 'build_failed') {
-            this.store.upsertVersion(target, version, result.digest, 'built', 'build');
-          }
-          this.store.updateOp(opId, { version, digest: result.digest });
+          await this.releases.adoptArtifact(result.tarFile, result.digest);
+          this.#db.transaction(() => {
+            const existing = this.store.getVersion(target, version);
+            if (!existing || existing.state === 'pruned' || existing.state === 'build_failed') {
+              this.store.upsertVersion(target, version, result.digest, 'built', 'build');
+            }
+            this.store.updateOp(opId, { version, digest: result.digest });
+          }).immediate();
           run.log(`built ${target} ${version} ${result.digest}`);
           this.#publish('build.succeeded', { op_id: opId, version, digest: result.digest }, target);
-          this.#pruneHistory(target);
+          await this.#pruneHistory(target);
         } finally { this.#builds.release(); }
       });
     });
@@ -342,7 +348,7 @@ export class ControlPlane {
         this.#publish('stage.failed', { version, digest, error: (err as Error).message }, target);
         throw err;
       }
-      this.releases.adoptArtifact(tmp, digest);
+      await this.releases.adoptArtifact(tmp, digest);
       const existing = this.store.getVersion(target, version);
       if (!existing || existing.state === 'pruned' || existing.state === 'stage_failed') this.store.upsertVersion(target, version, digest, 'built', 'upload');
       return this.ops.launch(actor, target, 'stage', opId, { version, digest }, async (run) => {
@@ -365,7 +371,7 @@ export class ControlPlane {
     if (v && (v.state === 'built' || v.state === 'stage_failed')) this.store.setVersionState(target, version, 'staged');
     run.log(`staged ${target} ${version} at ${this.releases.releaseDir(target, version)}`);
     this.#publish('stage.succeeded', { op_id: run.op.op_id, version, digest }, target);
-    this.#pruneHistory(target);
+    await this.#pruneHistory(target);
   }
 
   async deploy(actor: Principal, target: string, o: DeployOptions): Promise<OpAnswer> {
@@ -419,7 +425,11 @@ export class ControlPlane {
     }));
   }
 
-  /** Reconciles every target, each under its own lock; a target locked by another operation is skipped. */
+  /**
+   * Reconciles every target: each is observed first, and only one that is not in sync is locked and
+   * reconciled (a target locked by another operation is skipped). Observing needs no write, so a
+   * reconcile of 41 targets in sync costs no database commit per target.
+   */
   async reconcileAll(actor: Principal): Promise<OpAnswer> {
     this.#assertOpen();
     const opId = this.store.newOpId();
@@ -427,7 +437,10 @@ export class ControlPlane {
     return this.ops.run(actor, op, undefined, async (run) => {
       this.store.updateOp(opId, { state: 'running' });
       const failed: string[] = [];
-      await this.#forEachBounded(this.allowlist.current().targets, async (t) => {
+      let inSync = 0;
+      await forEachBounded(this.allowlist.current().targets, this.#o.reconcileConcurrency, async (t) => {
+        const st = await this.observer.refresh(t, false);
+        if (st.verdict === 'in_sync' || (st.desired === null && st.live === null)) { inSync++; return; }
         const lockId = `${opId}:${t}`;
         if (!this.store.tryLock(t, lockId)) { run.log(`${t}: skipped, locked by ${this.store.getTarget(t).lock_op}`); return; }
         try {
@@ -438,6 +451,7 @@ export class ControlPlane {
           this.observer.markDirty(t);
         }
       });
+      run.log(`${inSync} target(s) in sync or never deployed: nothing to do`);
       if (failed.length) throw new OpFailure('reconcile_failed', `Reconcile failed for ${failed.join(', ')}.`);
     });
   }
@@ -492,7 +506,7 @@ export class ControlPlane {
    */
   async #syncTarget(target: string): Promise<SyncResult> {
     if (this.#state !== 'started' || !this.allowlist.current().set.has(target)) return 'done';
-    const st = await this.observer.refresh(target).catch(() => undefined);
+    const st = await this.observer.consistent(target).catch(() => undefined);
     if (!st || st.verdict === 'in_sync' || st.lock || st.desired === null) return 'done';
     if (st.verdict === 'degraded' && st.reasons.every((r) => r === 'health_check_failing')) return 'done';
     const opId = this.store.newOpId();
@@ -506,26 +520,17 @@ export class ControlPlane {
     return done.state === 'failed' ? 'retry' : 'done';
   }
 
-  /** Asks the loop to observe (and repair) every target now, as the periodic resync does. */
-  resync(): void { this.#reconciler.enqueueAll(); }
-
   // ───────────────────────────── plumbing ─────────────────────────────
 
   /** Removes the oldest versions past the history limit (never the live or desired one). */
-  #pruneHistory(target: string): void {
+  async #pruneHistory(target: string): Promise<void> {
     const spec = this.store.getTarget(target);
     for (const v of pruneCandidates(this.store.listVersions(target), spec, this.releases.readLive(target), this.#o.historyLimit)) {
       const shared = this.#db.prepare(`SELECT COUNT(*) AS n FROM control_versions WHERE digest = ? AND state != 'pruned' AND NOT (target = ? AND version = ?)`).get(v.digest, target, v.version) as { n: number };
-      this.releases.prune(target, v.version, shared.n === 0 ? v.digest : undefined);
+      await this.releases.prune(target, v.version, shared.n === 0 ? v.digest : undefined);
       this.observer.files.forget(this.releases.releaseDir(target, v.version));
       this.store.setVersionState(target, v.version, 'pruned');
     }
-  }
-
-  async #forEachBounded<T>(items: readonly T[], fn: (item: T) => Promise<void>): Promise<void> {
-    let i = 0;
-    const worker = async (): Promise<void> => { while (i < items.length) await fn(items[i++]!); };
-    await Promise.all(Array.from({ length: Math.min(this.#o.reconcileConcurrency, items.length) }, worker));
   }
 
   /** State first, then the event (the bus's contract): the target's cached verdict is rebuilt before publishing. */

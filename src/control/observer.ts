@@ -58,8 +58,6 @@ export class Observer {
     return [...this.#verdicts.values()].filter((s) => view.canSeeTarget(s.target));
   }
 
-  cached(target: string): TargetStatus | undefined { return this.#verdicts.get(target); }
-
   /**
    * The publish path: rebuilds the target's cached verdict from what is known without reading the
    * release, and schedules a full observation in the background.
@@ -76,11 +74,26 @@ export class Observer {
 
   /** A full observation (with a health probe unless `probe` is false), judged and cached. */
   async refresh(target: string, probe = true): Promise<TargetStatus> {
+    return (await this.#refresh(target, probe)).status;
+  }
+
+  /**
+   * A full observation to act on (the reconcile loop): undefined when the target changed while it was
+   * being observed (an operation moved it or released its lock), since the verdict would then mix an
+   * older observation with a newer spec. The change has queued a newer observation.
+   */
+  async consistent(target: string): Promise<TargetStatus | undefined> {
+    const r = await this.#refresh(target, true);
+    return r.current ? r.status : undefined;
+  }
+
+  async #refresh(target: string, probe: boolean): Promise<{ status: TargetStatus; current: boolean }> {
     const seq = this.#seq.get(target) ?? 0;
     const obs = await this.observe(target, probe).catch((err: Error) => err);
     const status = statusOf(target, this.#facts(target), obs);
-    if ((this.#seq.get(target) ?? 0) === seq) this.#verdicts.set(target, status);
-    return status;
+    const current = (this.#seq.get(target) ?? 0) === seq;
+    if (current) this.#verdicts.set(target, status);
+    return { status, current };
   }
 
   /** Stops background refreshes and waits for the one running (the control plane is closing). */

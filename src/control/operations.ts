@@ -44,7 +44,9 @@ export interface OperationRunnerOptions {
   now: () => Date;
   /** Characters of output kept in an operation's `log`. */
   opLogMaxChars: number;
-  /** Called after a target's operation ended and its lock was released (the observer refreshes it). */
+  /** Called synchronously whenever a target's lock is released (its cached verdict shows the lock). */
+  onUnlocked(target: string): void;
+  /** Called after a target's operation ended and was audited (the observer refreshes it fully). */
   onSettled(target: string): Promise<void>;
 }
 
@@ -62,7 +64,7 @@ export class OperationRunner {
   async underLock<T>(target: string, fn: (opId: string) => Promise<T> | T): Promise<T> {
     const opId = this.#o.store.newOpId();
     if (!this.#o.store.tryLock(target, opId)) throw this.conflict(target);
-    try { return await fn(opId); } catch (err) { this.#o.store.unlock(target, opId); throw err; }
+    try { return await fn(opId); } catch (err) { this.#unlock(target, opId); throw err; }
   }
 
   conflict(target: string): ConflictError {
@@ -92,26 +94,38 @@ export class OperationRunner {
       let error: { code: string; message: string } | undefined;
       try {
         await steps(run);
-        store.updateOp(opId, { state: 'succeeded' });
       } catch (err) {
         result = 'failed';
         error = { code: err instanceof OpFailure ? err.code : QuarryError.is(err) ? err.code : 'internal', message: (err as Error).message };
-        store.updateOp(opId, { state: 'failed', error });
-      } finally {
-        if (lockedTarget) store.unlock(lockedTarget, opId);
       }
-      const final = store.getOp(opId)!;
-      appendAudit(this.#o.db, {
-        actor: actor ? actor.capId : 'controller', account: actor?.account,
-        action: `control.${op.kind}`, target: op.target ?? undefined,
-        from: final.from_version ?? undefined, to: final.version ?? undefined,
-        reason: final.reason ?? undefined, result, detail: { op_id: opId, ...(error ? { error } : {}), ...(final.digest ? { digest: final.digest } : {}) },
-      }, this.#o.now());
+      // The op's end is one commit (its state, the lock, the audit entry): each commit is an fsync that
+      // holds the event loop, and a crash then sees all of it or none.
+      try {
+        this.#o.db.transaction(() => {
+          store.updateOp(opId, result === 'ok' ? { state: 'succeeded' } : { state: 'failed', error: error! });
+          if (lockedTarget) store.unlock(lockedTarget, opId);
+          const final = store.getOp(opId)!;
+          appendAudit(this.#o.db, {
+            actor: actor ? actor.capId : 'controller', account: actor?.account,
+            action: `control.${op.kind}`, target: op.target ?? undefined,
+            from: final.from_version ?? undefined, to: final.version ?? undefined,
+            reason: final.reason ?? undefined, result, detail: { op_id: opId, ...(error ? { error } : {}), ...(final.digest ? { digest: final.digest } : {}) },
+          }, this.#o.now());
+        }).immediate();
+      } finally {
+        // Released even when the commit failed (a no-op when it did not).
+        if (lockedTarget) this.#unlock(lockedTarget, opId);
+      }
       if (lockedTarget) await this.#o.onSettled(lockedTarget).catch(() => undefined);
     })();
     this.#running.set(opId, p);
     void p.finally(() => this.#running.delete(opId));
     return { v: 1, op_id: opId, target: op.target, kind: op.kind, state: 'queued' };
+  }
+
+  #unlock(target: string, opId: string): void {
+    this.#o.store.unlock(target, opId);
+    this.#o.onUnlocked(target);
   }
 
   /** The operation as `GET /api/ops/{op_id}` shows it; undefined when there is none. */

@@ -30,7 +30,7 @@ export interface PromoterOptions {
   targetsDir: string;
   publish: Publish;
   /** Called after a promotion succeeded (history past the limit is pruned). */
-  onPromoted(target: string): void;
+  onPromoted(target: string): Promise<void>;
 }
 
 export class Promoter {
@@ -91,7 +91,7 @@ export class Promoter {
     run.log(`${target} ${v.version} is live`);
     if (kind === 'rollback') publish('deploy.rolled_back', { op_id: opId, from, to: v.version, digest: v.digest, automatic: false }, target);
     publish('deploy.succeeded', { op_id: opId, version: v.version, digest: v.digest, generation }, target);
-    this.#o.onPromoted(target);
+    await this.#o.onPromoted(target);
   }
 
   /** `version` becomes the target's live version record; the one that was live is superseded. */

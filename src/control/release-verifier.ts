@@ -6,7 +6,7 @@
  * resync costs one `lstat` per file.
  *
  * A cached hash is trusted only when the file's mtime and ctime are older than the moment the hash was
- * started by more than `RACY_MS` (git's "racily clean" rule): timestamps are coarse (a few ms on some
+ * started by more than `racyMs` (1 s) (git's "racily clean" rule): timestamps are coarse (a few ms on some
  * file systems), so an edit in the same tick as the hash would otherwise keep an old hash forever.
  * ctime cannot be set from user space, so `touch -m` with an old date does not fool the cache.
  */
@@ -15,17 +15,25 @@ import { createReadStream, type Stats } from 'node:fs';
 import { lstat, readdir, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FileManifest } from './artifact.js';
+import { forEachBounded } from './bounded.js';
 
+/** Files stat'ed at once while walking a directory, and hashed at once. */
+const STAT_CONCURRENCY = 64;
+const HASH_CONCURRENCY = 4;
 /** Stamps younger than this (relative to the start of their hash) are re-hashed next time. */
-const RACY_MS = 1_000;
+const DEFAULT_RACY_MS = 1_000;
 
 interface Hashed { size: number; mtimeMs: number; ctimeMs: number; ino: number; sha256: string; hashedAt: number }
 
 export class ReleaseVerifier {
   /** Release directory → relative path → the last hash of that file. */
   readonly #cache = new Map<string, Map<string, Hashed>>();
-  /** Files hashed since construction (for tests and the benchmark: the cache works when this stays put). */
+  /** Files hashed since construction (the cache works when a check of an unchanged release leaves it put). */
   hashed = 0;
+  readonly #racyMs: number;
+
+  /** `racyMs`: how recent a change must be, relative to its hash, for the hash not to be trusted. */
+  constructor(racyMs = DEFAULT_RACY_MS) { this.#racyMs = racyMs; }
 
   /**
    * Paths of `dir` that differ from `manifest` (added, removed, changed type, size, content or link
@@ -41,6 +49,7 @@ export class ReleaseVerifier {
     const before = this.#cache.get(dir) ?? new Map<string, Hashed>();
     const after = new Map<string, Hashed>();
     const out: string[] = [];
+    const toHash: { p: string; st: Stats; sha256: string }[] = [];
     for (const [p, want] of Object.entries(manifest)) {
       const st = actual.get(p);
       let same: boolean;
@@ -48,13 +57,14 @@ export class ReleaseVerifier {
       else if (want.type === 'dir') same = st.isDirectory();
       else if (want.type === 'symlink') same = st.isSymbolicLink() && (await readlink(join(dir, p)).catch(() => undefined)) === want.to;
       else if (!st.isFile() || st.size !== want.size) same = false;
-      else {
-        const h = await this.#hash(join(dir, p), st, before.get(p));
-        if (h) after.set(p, h);
-        same = h?.sha256 === want.sha256;
-      }
+      else { toHash.push({ p, st, sha256: want.sha256 }); continue; }
       if (!same) out.push(p);
     }
+    await forEachBounded(toHash, HASH_CONCURRENCY, async ({ p, st, sha256 }) => {
+      const h = await this.#hash(join(dir, p), st, before.get(p));
+      if (h) after.set(p, h);
+      if (h?.sha256 !== sha256) out.push(p);
+    });
     for (const p of actual.keys()) if (!(p in manifest)) out.push(p);
     this.#cache.set(dir, after);
     return out.sort();
@@ -65,7 +75,7 @@ export class ReleaseVerifier {
 
   async #hash(file: string, st: Stats, cached: Hashed | undefined): Promise<Hashed | undefined> {
     if (cached && cached.size === st.size && cached.mtimeMs === st.mtimeMs && cached.ctimeMs === st.ctimeMs && cached.ino === st.ino
-      && Math.max(st.mtimeMs, st.ctimeMs) < cached.hashedAt - RACY_MS) return cached;
+      && Math.max(st.mtimeMs, st.ctimeMs) < cached.hashedAt - this.#racyMs) return cached;
     const hashedAt = Date.now();
     const h = createHash('sha256');
     try {
@@ -76,17 +86,23 @@ export class ReleaseVerifier {
   }
 }
 
-/** Every path under `root` with its lstat; a path that vanishes during the walk is left out (it is then missing). */
+/**
+ * Every path under `root` with its lstat; a path that vanishes during the walk is left out (it is then
+ * missing). The entries of a directory are stat'ed together, so a large release takes a few turns of the
+ * event loop rather than one per file.
+ */
 async function walk(root: string, rel: string, out: Map<string, Stats>): Promise<void> {
   let names: string[];
   try { names = await readdir(join(root, rel)); } catch (err) { if (isGone(err)) return; throw err; }
-  for (const name of names) {
+  const dirs: string[] = [];
+  await forEachBounded(names, STAT_CONCURRENCY, async (name) => {
     const p = rel === '' ? name : `${rel}/${name}`;
     let st: Stats;
-    try { st = await lstat(join(root, p)); } catch (err) { if (isGone(err)) continue; throw err; }
+    try { st = await lstat(join(root, p)); } catch (err) { if (isGone(err)) return; throw err; }
     out.set(p, st);
-    if (st.isDirectory()) await walk(root, p, out);
-  }
+    if (st.isDirectory()) dirs.push(p);
+  });
+  for (const d of dirs) await walk(root, d, out);
 }
 
 function isGone(err: unknown): boolean {

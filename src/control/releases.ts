@@ -14,14 +14,15 @@
  * ever names a complete release: it is switched after the release is complete, and a release is never
  * pruned while it is live.
  */
-import { closeSync, existsSync, fsyncSync, lstatSync, openSync, mkdirSync, readFileSync, readdirSync, readlinkSync, renameSync, rmSync, mkdtempSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, renameSync, rmSync, mkdtempSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { InternalError } from '../kernel/errors.js';
 import {
   type Digest, type FileManifest, type ArtifactLimits, DEFAULT_ARTIFACT_LIMITS,
   digestFile, extractArtifact, inspectArtifact, manifestDiff, manifestOf,
 } from './artifact.js';
-import { fsyncDir, fsyncTree, removeTree, switchSymlink, writeFileDurable } from '../kernel/durable-file.js';
+import { fsyncDir, fsyncTree, removeTree, removeTreeAsync, switchSymlink, writeFileDurable } from '../kernel/durable-file.js';
 
 export interface ReleaseManifest {
   v: 1;
@@ -50,11 +51,12 @@ export class ReleaseStore {
   livePath(target: string): string { return join(this.root, 'live', target); }
 
   /** Moves a verified temp tar into the artifact store under its digest (idempotent). */
-  adoptArtifact(tmpFile: string, digest: Digest): void {
+  async adoptArtifact(tmpFile: string, digest: Digest): Promise<void> {
     const final = this.artifactPath(digest);
     if (existsSync(final)) { rmSync(tmpFile, { force: true }); return; }
-    const fd = openSync(tmpFile, 'r');
-    try { fsyncSync(fd); } finally { closeSync(fd); }
+    // Hundreds of MiB may still be in the page cache: the fsync must not hold the event loop.
+    const fh = await open(tmpFile, 'r');
+    try { await fh.sync(); } finally { await fh.close(); }
     renameSync(tmpFile, final);
     fsyncDir(dirname(final));
   }
@@ -82,38 +84,31 @@ export class ReleaseStore {
     const parent = join(this.root, 'releases', target);
     mkdirSync(parent, { recursive: true });
     // A directory without its manifest is debris from an interrupted prune or materialization.
-    removeTree(this.releaseDir(target, version));
+    await removeTreeAsync(this.releaseDir(target, version));
     const tmp = mkdtempSync(join(parent, `.tmp-${version}-`));
     await extractArtifact(file, tmp);
-    fsyncTree(tmp);
-    const manifest: ReleaseManifest = { v: 1, target, version, digest, files: manifestOf(tmp) };
+    await fsyncTree(tmp);
+    const manifest: ReleaseManifest = { v: 1, target, version, digest, files: await manifestOf(tmp) };
     writeFileDurable(this.manifestPath(target, version), JSON.stringify(manifest));
     renameSync(tmp, this.releaseDir(target, version));
     fsyncDir(parent);
   }
 
-  /** Paths of the release that differ from its manifest; undefined when the release is not complete. */
-  verify(target: string, version: string): string[] | undefined {
-    const m = this.readManifest(target, version);
-    if (!m || !existsSync(this.releaseDir(target, version))) return undefined;
-    return manifestDiff(m.files, manifestOf(this.releaseDir(target, version)));
-  }
-
   /**
    * Restores a release whose files were changed behind the control plane's back, file by file, each by
-   * rename, from a fresh unpack of its artifact. Safe to repeat.
+   * rename, from a fresh unpack of its artifact. Safe to repeat. Returns the paths it restored.
    */
   async repair(target: string, version: string): Promise<string[]> {
     const m = this.readManifest(target, version);
     if (!m) throw new InternalError(`Release ${target} ${version} has no manifest.`);
     const dir = this.releaseDir(target, version);
-    const diff = this.verify(target, version) ?? [];
+    const actual = await manifestOf(dir);
+    const diff = manifestDiff(m.files, actual);
     if (diff.length === 0) return [];
     const tmp = mkdtempSync(join(this.scratchDir, `repair-${target}-`));
     try {
       await inspectArtifact(this.artifactPath(m.digest), this.limits);
       await extractArtifact(this.artifactPath(m.digest), tmp);
-      const actual = manifestOf(dir);
       // Extra paths first, deepest first, then expected paths parents first.
       for (const p of diff.filter((p) => !(p in m.files)).reverse()) removeTree(join(dir, p));
       for (const p of diff.filter((p) => p in m.files)) {
@@ -126,8 +121,8 @@ export class ReleaseStore {
         mkdirSync(dirname(join(dir, p)), { recursive: true });
         renameSync(join(tmp, p), join(dir, p));
       }
-      fsyncTree(dir);
-    } finally { removeTree(tmp); }
+      await fsyncTree(dir);
+    } finally { await removeTreeAsync(tmp); }
     return diff;
   }
 
@@ -160,11 +155,11 @@ export class ReleaseStore {
   }
 
   /** Deletes a release: manifest first (the release stops being complete), then the directory. */
-  prune(target: string, version: string, digest?: Digest): void {
+  async prune(target: string, version: string, digest?: Digest): Promise<void> {
     if (this.readLive(target) === version) throw new InternalError(`Refusing to prune the live release ${target} ${version}.`);
     rmSync(this.manifestPath(target, version), { force: true });
     fsyncDir(join(this.root, 'releases', target));
-    removeTree(this.releaseDir(target, version));
+    await removeTreeAsync(this.releaseDir(target, version));
     if (digest) rmSync(this.artifactPath(digest), { force: true });
   }
 

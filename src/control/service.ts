@@ -15,8 +15,8 @@
  * Reads: `status` filters every target's verdict down to what the caller may read (one implementation
  * for every face); `getOp` hides whether an operation exists from a caller who may not read it.
  */
-import type { Principal, Right } from '../kernel/principal.js';
-import { BadRequestError, ForbiddenError, NotFoundError, UnauthenticatedError } from '../kernel/errors.js';
+import { requireRight, type Principal, type Right } from '../kernel/principal.js';
+import { BadRequestError, NotFoundError } from '../kernel/errors.js';
 import { bodySchema } from '../kernel/schema.js';
 import { appendAudit } from '../store/audit.js';
 import { isDigest } from './artifact.js';
@@ -197,14 +197,13 @@ export class ControlService {
   #require(principal: Principal, right: Right, target: string | undefined, action: string): void {
     if (principal.can(right, target)) return;
     this.#audit(principal, action, target, right);
-    if (principal.kind === 'anonymous') throw new UnauthenticatedError(`${right} is required for this operation.`);
-    throw new ForbiddenError(`This capability does not grant ${right}${target ? ` on ${target}` : ''}.`);
+    requireRight(principal, right, target);
   }
 
   #audit(principal: Principal, action: string, target: string | undefined, right: Right): void {
     appendAudit(this.plane.store.db, {
       actor: principal.capId, account: principal.account, action: `control.${action}`, target, result: 'denied', detail: { right },
-    });
+    }, this.plane.now());
   }
 
   /**

@@ -12,7 +12,7 @@ import { QuarryError, MethodNotAllowedError, RateLimitedError, UnavailableError,
 /** Connect protocol codes (connectrpc.com/docs/protocol#error-codes) used by Quarry. */
 export type ConnectCode =
   | 'invalid_argument' | 'unauthenticated' | 'permission_denied' | 'not_found' | 'aborted'
-  | 'resource_exhausted' | 'unimplemented' | 'internal' | 'unavailable';
+  | 'resource_exhausted' | 'unimplemented' | 'internal' | 'unavailable' | 'deadline_exceeded';
 
 export interface WireCodes {
   /** HTTP status of CONTRACT §1. */
@@ -38,7 +38,9 @@ export const WIRE_CODES: Readonly<Record<ErrorCode, WireCodes>> = {
   unsupported_media_type: { status: 415, jsonRpc: -32600, connect: 'invalid_argument' },
   rate_limited: { status: 429, jsonRpc: -32029, connect: 'resource_exhausted' },
   internal: { status: 500, jsonRpc: -32603, connect: 'internal' },
+  not_implemented: { status: 501, jsonRpc: -32601, connect: 'unimplemented' },
   unavailable: { status: 503, jsonRpc: -32000, connect: 'unavailable' },
+  deadline_exceeded: { status: 504, jsonRpc: -32008, connect: 'deadline_exceeded' },
 };
 
 export const ERROR_CODES = Object.keys(WIRE_CODES) as ErrorCode[];
@@ -87,4 +89,23 @@ export function httpError(thrown: unknown): HttpError {
   }
   if (err.code === 'unauthenticated') headers['www-authenticate'] = 'Bearer realm="quarry"';
   return { status: wire.status, headers, body: errorBody(err), internal: err.code === 'internal' };
+}
+
+/** The Connect protocol's error body (connectrpc.com/docs/protocol#error-end-stream), before details. */
+export interface ConnectErrorWire {
+  /** The CONTRACT §1 status of the error's code (for most codes also Connect's own status of `code`). */
+  status: number;
+  headers: Record<string, string>;
+  code: ConnectCode;
+  message: string;
+  /** The catalogue error (for the face's own details: Quarry's code, the parameter at fault). */
+  error: QuarryError;
+  internal: boolean;
+}
+
+/** The Connect wire form of a thrown value: the same table, message and headers as `httpError`. */
+export function connectError(thrown: unknown): ConnectErrorWire {
+  const err = asQuarryError(thrown);
+  const e = httpError(err);
+  return { status: e.status, headers: e.headers, code: (WIRE_CODES[err.code] ?? WIRE_CODES.internal).connect, message: e.body.error.message, error: err, internal: e.internal };
 }

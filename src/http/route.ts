@@ -81,6 +81,12 @@ export interface Route {
    */
   right?: Right;
   /**
+   * The wire form of an error on this route, for faces with their own error model (the binary RPC's
+   * Connect errors); used for every failure of the request, including those the server raises before
+   * the handler runs (rate limit, body size, rights). Omitted: the CONTRACT §1 JSON error body.
+   */
+  errorReply?: (err: unknown) => Reply;
+  /**
    * This route's OpenAPI 3.1 Operation Object, merged into `GET /api/openapi.json` under
    * `paths[pattern][method]` (see src/http/openapi.ts). Omitted: the route is not described (only for
    * non-REST faces such as `/mcp`, which have their own contract).

@@ -20,7 +20,7 @@ import type { TLSSocket } from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import type { Policy, Principal } from '../kernel/principal.js';
 import {
-  BadRequestError, ForbiddenError, PayloadTooLargeError, QuarryError, RateLimitedError, UnauthenticatedError,
+  BadRequestError, ForbiddenError, MethodNotAllowedError, PayloadTooLargeError, QuarryError, RateLimitedError, UnauthenticatedError,
   UnavailableError, UnsupportedMediaTypeError,
 } from '../kernel/errors.js';
 import { toJson } from '../kernel/json.js';
@@ -246,6 +246,7 @@ export class QuarryServer {
       }
     });
     let timer: NodeJS.Timeout | undefined;
+    let route: Route | undefined;
     try {
       if (this.#state === 'draining' || this.#state === 'closed') {
         throw new UnavailableError('The server is shutting down; retry shortly.', 1);
@@ -275,7 +276,8 @@ export class QuarryServer {
       if (!rawPath.startsWith('/')) throw new BadRequestError('The request target must be an absolute path.');
       const method = (req.method ?? 'GET').toUpperCase();
       const match = this.router.match(method, rawPath);
-      const route = match.route;
+      const matched = match.route;
+      route = matched;
       if (route.right !== undefined && !principal!.can(route.right)) {
         if (principal!.kind === 'anonymous') throw new UnauthenticatedError(`This request needs a capability with the right ${route.right}.`);
         throw new ForbiddenError(`The capability does not grant the right ${route.right}.`);
@@ -302,7 +304,7 @@ export class QuarryServer {
             ac.abort(err);
             reject(err);
           }, limit);
-          route.handler(ctx).then(resolve, reject);
+          matched.handler(ctx).then(resolve, reject);
         });
       } else {
         reply = await route.handler(ctx);
@@ -324,7 +326,24 @@ export class QuarryServer {
         return;
       }
       const closeAfter = err instanceof PayloadTooLargeError || (QuarryError.is(err) && err.code === 'payload_too_large');
-      await this.#send(req, res, { status: e.status, headers: e.headers, json: e.body as unknown as Record<string, unknown> }, undefined, closeAfter);
+      // A face with its own error form (Connect) gets it even for errors raised before its handler ran.
+      route ??= this.#routeOf(req);
+      const reply: Reply = route?.errorReply?.(err) ?? { status: e.status, headers: e.headers, json: e.body as unknown as Record<string, unknown> };
+      await this.#send(req, res, reply, undefined, closeAfter);
+    }
+  }
+
+  /**
+   * The route a request would reach, or, for a method the path does not allow, a route of that path
+   * (its group's error form applies to the 405); undefined when no route has the path.
+   */
+  #routeOf(req: Req): Route | undefined {
+    const path = (req.url ?? '/').split('?')[0]!;
+    try {
+      return this.router.match((req.method ?? 'GET').toUpperCase(), path).route;
+    } catch (err) {
+      if (!(err instanceof MethodNotAllowedError) || err.allow.length === 0) return undefined;
+      try { return this.router.match(err.allow[0]!, path).route; } catch { return undefined; }
     }
   }
 

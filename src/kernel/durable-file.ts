@@ -9,8 +9,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import {
-  closeSync, fsyncSync, linkSync, lstatSync, openSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, writeSync,
+  closeSync, fsyncSync, linkSync, lstatSync, openSync, renameSync, rmSync, statSync, symlinkSync, writeSync,
 } from 'node:fs';
+import { lstat, open, readdir, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 /** Every temporary this module makes ends so; recovery code recognizes garbage by it. */
@@ -68,18 +69,24 @@ export function fsyncDir(dir: string): void {
   try { fsyncSync(fd); } finally { closeSync(fd); }
 }
 
-/** fsyncs every file and directory under `root` (bottom-up), so a later rename publishes durable content. */
-export function fsyncTree(root: string): void {
-  for (const name of readdirSync(root)) {
+/**
+ * fsyncs every file and directory under `root` (each directory after its contents), so a later rename
+ * publishes durable content. Asynchronous, a directory's entries together (the thread pool bounds how
+ * many run at once): a tree of thousands of files is as many fsyncs, which must not hold the event loop.
+ */
+export async function fsyncTree(root: string): Promise<void> {
+  await Promise.all((await readdir(root)).map(async (name) => {
     const p = join(root, name);
-    const st = lstatSync(p);
-    if (st.isDirectory()) fsyncTree(p);
-    else if (st.isFile()) {
-      const fd = openSync(p, 'r');
-      try { fsyncSync(fd); } finally { closeSync(fd); }
-    }
-  }
-  fsyncDir(root);
+    const st = await lstat(p);
+    if (st.isDirectory()) await fsyncTree(p);
+    else if (st.isFile()) await fsyncPath(p);
+  }));
+  await fsyncPath(root);
+}
+
+async function fsyncPath(p: string): Promise<void> {
+  const fh = await open(p, 'r');
+  try { await fh.sync(); } finally { await fh.close(); }
 }
 
 /** Points `link` at `target` (a relative path is resolved from the link's directory) in one rename. */
@@ -94,4 +101,9 @@ export function switchSymlink(link: string, target: string): void {
 export function removeTree(p: string): void {
   try { statSync(p); } catch { try { lstatSync(p); } catch { return; } }
   rmSync(p, { recursive: true, force: true });
+}
+
+/** `removeTree` without holding the event loop (large trees: releases, build directories). */
+export async function removeTreeAsync(p: string): Promise<void> {
+  await rm(p, { recursive: true, force: true });
 }

@@ -22,7 +22,9 @@ export type ErrorCode =
   | 'unsupported_media_type'
   | 'rate_limited'
   | 'internal'
-  | 'unavailable';
+  | 'not_implemented'
+  | 'unavailable'
+  | 'deadline_exceeded';
 
 const BRAND = Symbol.for('quarry.error');
 
@@ -110,6 +112,18 @@ export class UnavailableError extends QuarryError {
   constructor(message: string, retryAfterSeconds = 1) {
     super('unavailable', message);
     this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+/** An operation the contract names but this server does not provide yet. */
+export class NotImplementedError extends QuarryError {
+  constructor(message: string) { super('not_implemented', message); }
+}
+/** The caller's own deadline (e.g. `Connect-Timeout-Ms`) passed before the answer was ready. */
+export class DeadlineExceededError extends QuarryError {
+  readonly timeoutMs: number;
+  constructor(timeoutMs: number) {
+    super('deadline_exceeded', `The request did not complete within the caller's deadline of ${timeoutMs} ms.`);
+    this.timeoutMs = timeoutMs;
   }
 }
 /** A broken invariant: a bug or on-disk corruption, never caused by input alone. */

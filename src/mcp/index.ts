@@ -9,15 +9,13 @@
  * The conformance suite's fixture tools (`fixtures.ts`) are added only when the environment variable
  * `QUARRY_MCP_TEST_FIXTURES` is `1` — a test flag, never set by default.
  */
-import { fileURLToPath } from 'node:url';
 import type { Policy } from '../kernel/principal.js';
 import type { RouteGroup } from '../http/route.js';
 import type { RollupService } from '../rollup/service.js';
 import type { SearchService } from '../search/service.js';
 import type { Catalog } from './catalog.js';
 import { McpHandler } from './handler.js';
-import { readContract } from './contract.js';
-import { quarryCatalog, type MgmtPort } from './quarry.js';
+import { quarryCatalog, type MgmtPort, type RpcContract } from './quarry.js';
 import { mcpRoutes } from './routes.js';
 
 export type { MgmtPort } from './quarry.js';
@@ -33,8 +31,8 @@ export interface McpFaceOptions {
   rollup: RollupService;
   mgmt?: MgmtPort;
   openapi(): Record<string, unknown>;
-  /** Where the binary RPC contract's `.proto` files are. Default: `contract/` of the repository. */
-  contractDir?: string;
+  /** The binary RPC's contract (its `.proto` sources, as `GET /api/rpc.contract?format=proto`). */
+  rpcContract?: RpcContract;
   serverVersion: string;
   logError?(message: string, err: unknown): void;
 }
@@ -55,9 +53,8 @@ export async function createMcpFace(o: McpFaceOptions): Promise<RouteGroup> {
   const hosts = ['localhost', '127.0.0.1', '::1', ...list('allowedHosts')];
   const listen = o.listenHost.replace(/^\[|\]$/g, '');
   if (listen !== '0.0.0.0' && listen !== '::') hosts.push(listen);
-  const contractDir = o.contractDir ?? fileURLToPath(new URL('../../contract/', import.meta.url));
   const catalogs: Catalog[] = [quarryCatalog({
-    search: o.search, rollup: o.rollup, ...(o.mgmt ? { mgmt: o.mgmt } : {}), openapi: o.openapi, rpcContract: () => readContract(contractDir),
+    search: o.search, rollup: o.rollup, ...(o.mgmt ? { mgmt: o.mgmt } : {}), openapi: o.openapi, rpcContract: () => o.rpcContract,
   })];
   // The test fixtures' module is not even loaded without the flag.
   if (process.env.QUARRY_MCP_TEST_FIXTURES === '1') catalogs.push((await import('./fixtures.js')).fixtureCatalog());

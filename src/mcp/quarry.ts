@@ -5,7 +5,7 @@
  *
  * Tools: `service_search`, `service_doc`, `service_ecosystem_maturity_rollup` (live) and `service_mgmt`
  * (admin: listed only to a capability holding a `mgmt.*` right; the control plane checks every call).
- * Resources: the inventory, the OpenAPI document, the RPC contract (once the repository has one), documents
+ * Resources: the inventory, the OpenAPI document, the RPC contract (when the face is given one), documents
  * by `doc://{scope}/{cid}`, and the maturity of each domain by `quarry://maturity/{domain}`.
  * Prompts: `research` (search, read, cite by cid) and `deployment` (status, plan with a dry run, deploy).
  */

@@ -10,8 +10,9 @@ import { errorResponses } from './openapi.js';
 import type { JsonReply, RequestContext, Route, RouteGroup } from '../http/route.js';
 import {
   BuildRequest, CONTROL_REQUESTS, DeployRequest, ReconcileRequest, RestartRequest, RollbackRequest, StageRequest,
-  type ControlService, type Submitted,
+  type ControlService, type Submitted, type SubmitOptions,
 } from '../control/index.js';
+import type { Principal } from '../kernel/principal.js';
 import type { BodySchema } from '../kernel/schema.js';
 
 const SECURITY = [{ bearer: [] }, { serviceCap: [] }];
@@ -50,6 +51,23 @@ function submitted(r: Submitted): JsonReply {
   return { status: json.dry_run === true ? 200 : 202, headers, json };
 }
 
+/**
+ * A POST whose JSON body the service validates and whose answer is an operation (202) or, for a dry
+ * run, a plan (200). `body` reads the request's input (default: the JSON body).
+ */
+function submitRoute(pattern: string, operation: { operationId: string; summary: string; schema: BodySchema<unknown>; responses: Record<string, unknown> },
+  submit: (principal: Principal, input: unknown, o: SubmitOptions) => Promise<Submitted>,
+  body: (ctx: RequestContext) => Promise<unknown> = (ctx) => ctx.json()): Route {
+  return {
+    method: 'POST', pattern,
+    handler: async (ctx) => submitted(await submit(ctx.principal, await body(ctx), idempotencyKey(ctx))),
+    operation: {
+      operationId: operation.operationId, tags: TAGS, security: SECURITY, summary: operation.summary,
+      parameters: [IDEMPOTENCY_PARAM], requestBody: jsonBody(operation.schema), responses: operation.responses,
+    },
+  };
+}
+
 export function controlRoutes(service: ControlService): RouteGroup {
   const routes: Route[] = [
     {
@@ -81,16 +99,10 @@ export function controlRoutes(service: ControlService): RouteGroup {
         responses: { '200': { description: 'The operation.', content: { 'application/json': { schema: { $ref: '#/components/schemas/Operation' } } } }, ...errorResponses('forbidden', 'not_found') },
       },
     },
-    {
-      method: 'POST', pattern: '/api/build',
-      handler: async (ctx) => submitted(await service.build(ctx.principal, await ctx.json(), idempotencyKey(ctx))),
-      operation: {
-        operationId: 'build', tags: TAGS, security: SECURITY, summary: 'Build a target from its recipe (lifecycle step: build).',
-        parameters: [IDEMPOTENCY_PARAM],
-        requestBody: jsonBody(BuildRequest),
-        responses: { '202': ACCEPTED, ...errorResponses('bad_request', 'forbidden', 'unknown_target', 'conflict') },
-      },
-    },
+    submitRoute('/api/build', {
+      operationId: 'build', summary: 'Build a target from its recipe (lifecycle step: build).', schema: BuildRequest,
+      responses: { '202': ACCEPTED, ...errorResponses('bad_request', 'forbidden', 'unknown_target', 'conflict') },
+    }, (p, input, o) => service.build(p, input, o)),
     {
       method: 'POST', pattern: '/api/upload', streamBody: true, bodyLimit: service.uploadLimitBytes,
       handler: async (ctx) => {
@@ -121,47 +133,23 @@ export function controlRoutes(service: ControlService): RouteGroup {
         responses: { '202': ACCEPTED, ...errorResponses('bad_request', 'forbidden', 'unknown_target', 'not_found', 'conflict', 'payload_too_large') },
       },
     },
-    {
-      method: 'POST', pattern: '/api/deploy',
-      handler: async (ctx) => submitted(await service.deploy(ctx.principal, await ctx.json(), idempotencyKey(ctx))),
-      operation: {
-        operationId: 'deploy', tags: TAGS, security: SECURITY, summary: 'Promote a staged version (lifecycle step: promote).',
-        parameters: [IDEMPOTENCY_PARAM],
-        requestBody: jsonBody(DeployRequest),
-        responses: { '200': PLAN, '202': ACCEPTED, ...errorResponses('bad_request', 'forbidden', 'unknown_target', 'not_found', 'conflict') },
-      },
-    },
-    {
-      method: 'POST', pattern: '/api/rollback',
-      handler: async (ctx) => submitted(await service.rollback(ctx.principal, await ctx.json(), idempotencyKey(ctx))),
-      operation: {
-        operationId: 'rollback', tags: TAGS, security: SECURITY, summary: 'Move the desired version back (lifecycle step: rollback).',
-        parameters: [IDEMPOTENCY_PARAM],
-        requestBody: jsonBody(RollbackRequest),
-        responses: { '200': PLAN, '202': ACCEPTED, ...errorResponses('bad_request', 'forbidden', 'unknown_target', 'not_found', 'conflict') },
-      },
-    },
-    {
-      method: 'POST', pattern: '/api/reconcile',
-      // An empty POST (no Content-Type) means "every target".
-      handler: async (ctx) => submitted(await service.reconcile(ctx.principal, ctx.headers['content-type'] ? await ctx.json() : {}, idempotencyKey(ctx))),
-      operation: {
-        operationId: 'reconcile', tags: TAGS, security: SECURITY, summary: 'Repair drift of one target, or of every target when none is named.',
-        parameters: [IDEMPOTENCY_PARAM],
-        requestBody: jsonBody(ReconcileRequest),
-        responses: { '202': ACCEPTED, ...errorResponses('bad_request', 'forbidden', 'unknown_target', 'conflict') },
-      },
-    },
-    {
-      method: 'POST', pattern: '/api/restart',
-      handler: async (ctx) => submitted(await service.restart(ctx.principal, await ctx.json(), idempotencyKey(ctx))),
-      operation: {
-        operationId: 'restart', tags: TAGS, security: SECURITY, summary: 'Restart the live version of a service target (start new, check health, stop old).',
-        parameters: [IDEMPOTENCY_PARAM],
-        requestBody: jsonBody(RestartRequest),
-        responses: { '202': ACCEPTED, ...errorResponses('bad_request', 'forbidden', 'unknown_target', 'conflict') },
-      },
-    },
+    submitRoute('/api/deploy', {
+      operationId: 'deploy', summary: 'Promote a staged version (lifecycle step: promote).', schema: DeployRequest,
+      responses: { '200': PLAN, '202': ACCEPTED, ...errorResponses('bad_request', 'forbidden', 'unknown_target', 'not_found', 'conflict') },
+    }, (p, input, o) => service.deploy(p, input, o)),
+    submitRoute('/api/rollback', {
+      operationId: 'rollback', summary: 'Move the desired version back (lifecycle step: rollback).', schema: RollbackRequest,
+      responses: { '200': PLAN, '202': ACCEPTED, ...errorResponses('bad_request', 'forbidden', 'unknown_target', 'not_found', 'conflict') },
+    }, (p, input, o) => service.rollback(p, input, o)),
+    // An empty POST (no Content-Type) means "every target".
+    submitRoute('/api/reconcile', {
+      operationId: 'reconcile', summary: 'Repair drift of one target, or of every target when none is named.', schema: ReconcileRequest,
+      responses: { '202': ACCEPTED, ...errorResponses('bad_request', 'forbidden', 'unknown_target', 'conflict') },
+    }, (p, input, o) => service.reconcile(p, input, o), async (ctx) => (ctx.headers['content-type'] ? ctx.json() : {})),
+    submitRoute('/api/restart', {
+      operationId: 'restart', summary: 'Restart the live version of a service target (start new, check health, stop old).', schema: RestartRequest,
+      responses: { '202': ACCEPTED, ...errorResponses('bad_request', 'forbidden', 'unknown_target', 'conflict') },
+    }, (p, input, o) => service.restart(p, input, o)),
   ];
   return { name: 'control', routes, openapi: { tags: [{ name: 'control', description: 'Deployment control plane (CONTRACT §6).' }], components: { schemas: { ...SCHEMAS, ...Object.fromEntries(CONTROL_REQUESTS.map((s) => [s.name, s.schema])) } } } };
 }

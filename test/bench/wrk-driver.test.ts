@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseDurationMs, parseWrkOutput, rotationScript } from '../../bench/wrk.js';
+import { parseDurationMs, parseWrkOutput, postRotationScript, rotationScript } from '../../bench/wrk.js';
 import { testTls } from '../support/in-process.js';
 
 test('durations in wrk units convert to milliseconds', () => {
@@ -59,4 +59,34 @@ test('a real wrk run rotates over every path, and its report is parsed with the 
 
 test('the script refuses paths that are not URL-encoded', () => {
   assert.throws(() => rotationScript(['/api/search?q=two words']));
+});
+
+test('a real wrk run POSTs every binary body byte for byte, in rotation', async () => {
+  const tls = await testTls();
+  const bodies = [Buffer.from([0, 1, 2, 34, 92, 10, 13, 255, 128]), Buffer.from('plain'), Buffer.from(Array.from({ length: 256 }, (_, i) => i))];
+  const seen = new Set<string>();
+  const server = https.createServer({ cert: tls.cert, key: tls.key }, (req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      if (req.method === 'POST' && req.url === '/api/rpc' && req.headers['content-type'] === 'application/proto') seen.add(Buffer.concat(chunks).toString('hex'));
+      res.writeHead(200, { 'content-type': 'application/proto' });
+      res.end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  const dir = mkdtempSync(join(tmpdir(), 'quarry-wrk-'));
+  try {
+    const script = join(dir, 'post.lua');
+    writeFileSync(script, postRotationScript('/api/rpc', 'application/proto', bodies));
+    const out = await new Promise<string>((resolve, reject) => {
+      execFile('wrk', ['-t1', '-c1', '-d1s', '--latency', '-s', script, `https://127.0.0.1:${port}`], (err, stdout) => (err ? reject(err) : resolve(stdout)));
+    });
+    assert.ok(parseWrkOutput(out).requests > 0);
+    assert.deepEqual([...seen].sort(), bodies.map((b) => b.toString('hex')).sort(), 'each body arrived intact');
+  } finally {
+    server.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -179,10 +179,10 @@ test('an upload over the limit is 413 payload_too_large and leaves no file', asy
 
 test('while a deploy runs, more deploys of the same version and a rollback are 409, not 400', async () => {
   const T = 'vaultgw';
-  // A version whose health check fails for 3 s: the deploy is in progress all that time.
+  // A version whose health check fails for 5 s: the deploy is in progress all that time.
   const edit = (file: string, fn: (t: string) => string) => { const p = join(repo, 'deploy', 'targets', T, file); writeFileSync(p, fn(readFileSync(p, 'utf8'))); };
   edit('config.json', (t) => t.replace('"healthy": true', '"healthy": false'));
-  edit('recipe.json', (t) => t.replace('"deadline_ms": 15000', '"deadline_ms": 3000'));
+  edit('recipe.json', (t) => t.replace('"deadline_ms": 15000', '"deadline_ms": 5000'));
   const built = await until((await c.post('/api/build', { target: T })).json.op_id);
   assert.equal(built.state, 'succeeded', built.log);
   assert.equal((await until((await c.post('/api/upload', { target: T, version: built.version })).json.op_id)).state, 'succeeded');

@@ -9,7 +9,8 @@ import { ERROR_CODES, WIRE_CODES, httpError } from '../../src/http/errors.js';
 const expected: Record<errors.ErrorCode, number> = {
   bad_query: 400, bad_scope: 400, bad_page: 400, bad_cid: 400, bad_request: 400, unauthenticated: 401,
   forbidden: 403, not_found: 404, unknown_target: 404, method_not_allowed: 405, conflict: 409,
-  payload_too_large: 413, unsupported_media_type: 415, rate_limited: 429, internal: 500, unavailable: 503,
+  payload_too_large: 413, unsupported_media_type: 415, rate_limited: 429, internal: 500, not_implemented: 501,
+  unavailable: 503, deadline_exceeded: 504,
 };
 
 test('every error code maps to its CONTRACT §1 status and has JSON-RPC and Connect codes', () => {

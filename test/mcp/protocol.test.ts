@@ -7,11 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TestServer } from '../support/server.js';
 import { rawRequest } from '../support/client.js';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { openDb } from '../../src/store/db.js';
-import { readContract } from '../../src/mcp/contract.js';
 import { stateDbPath } from '../../src/kernel/data-dir.js';
 import { META_CAPS, META_PV, MODERN, legacy, mintCap, modern, modernHeaders, modernMeta, post, startMcpServer } from './support.js';
 
@@ -188,20 +184,5 @@ test('a capability in the body is rate-limited as the same capability in a heade
     assert.equal((await legacy(limited, 12, 'tools/list')).status, 200, 'an anonymous call from the same address still passes');
   } finally {
     await limited.stop();
-  }
-});
-
-test('the RPC contract resource: every .proto under contract/, sorted, named; absent while there is none', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'quarry-contract-'));
-  try {
-    assert.equal(readContract(dir), undefined);
-    mkdirSync(join(dir, 'quarry', 'v1'), { recursive: true });
-    writeFileSync(join(dir, 'quarry', 'v1', 'search.proto'), 'syntax = "proto3";\n');
-    writeFileSync(join(dir, 'quarry', 'v1', 'auth.proto'), 'syntax = "proto3";\n');
-    writeFileSync(join(dir, 'buf.yaml'), 'version: v2\n');
-    const c = readContract(dir)!;
-    assert.equal(c.text, '// ===== quarry/v1/auth.proto =====\nsyntax = "proto3";\n\n// ===== quarry/v1/search.proto =====\nsyntax = "proto3";\n');
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
   }
 });

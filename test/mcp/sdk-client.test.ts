@@ -83,7 +83,7 @@ test('SDK client as an admin: every tool, every resource kind, the templates, ev
     // Resources: every kind listed and read.
     const { resources } = await client.listResources();
     const uris = resources.map((r) => r.uri);
-    for (const u of ['quarry://inventory', 'quarry://openapi.json', 'quarry://maturity/example.com']) assert.ok(uris.includes(u), u);
+    for (const u of ['quarry://inventory', 'quarry://openapi.json', 'quarry://rpc.contract', 'quarry://maturity/example.com']) assert.ok(uris.includes(u), u);
     const inventory = JSON.parse(((await client.readResource({ uri: 'quarry://inventory' })).contents[0] as { text: string }).text);
     assert.equal(inventory.count, 41);
     const openapi = JSON.parse(((await client.readResource({ uri: 'quarry://openapi.json' })).contents[0] as { text: string }).text);
@@ -92,9 +92,10 @@ test('SDK client as an admin: every tool, every resource kind, the templates, ev
     assert.deepEqual(docRes, structured(doc));
     const maturity = JSON.parse(((await client.readResource({ uri: 'quarry://maturity/example.com' })).contents[0] as { text: string }).text);
     assert.equal(maturity.domains[0].domain, 'example.com');
-    if (uris.includes('quarry://rpc.contract')) {
-      assert.match(((await client.readResource({ uri: 'quarry://rpc.contract' })).contents[0] as { text: string }).text, /syntax|message|service/);
-    }
+    const contract = ((await client.readResource({ uri: 'quarry://rpc.contract' })).contents[0] as { text: string; mimeType: string });
+    assert.match(contract.text, /^\/\/ ===== quarry\/v1\/[\s\S]*syntax = "proto3";[\s\S]*service SearchService/);
+    const restContract = await rawRequest(srv, 'GET', '/api/rpc.contract?format=proto', undefined);
+    assert.equal(contract.text, restContract.text, 'the same sources as GET /api/rpc.contract?format=proto');
     await assert.rejects(client.readResource({ uri: 'doc://own/12345' }), /not found/i);
     const { resourceTemplates } = await client.listResourceTemplates();
     assert.deepEqual(resourceTemplates.map((t) => t.uriTemplate), ['doc://{scope}/{cid}', 'quarry://maturity/{domain}']);
