@@ -19,7 +19,6 @@ import { quarryCatalog, type MgmtPort, type RpcContract } from './quarry.js';
 import { mcpRoutes } from './routes.js';
 
 export type { MgmtPort } from './quarry.js';
-export { McpHandler } from './handler.js';
 
 export interface McpFaceOptions {
   /** The `mcp` section of the configuration file. */
