@@ -27,11 +27,13 @@ import type { ServerLimits } from './http/limits.js';
 import type { RouteGroup } from './http/route.js';
 import { authRoutes } from './rest/auth.js';
 import { eventRoutes } from './rest/events.js';
-import { buildOpenApi, openApiRoutes } from './rest/openapi.js';
+import { API_VERSION, buildOpenApi, openApiRoutes } from './rest/openapi.js';
 import { searchRoutes } from './rest/search.js';
 import { loadContract } from './rpc/contract.js';
 import { rpcRoutes } from './rpc/routes.js';
 import { SearchService, type SearcherSource } from './search/service.js';
+import { createMcpFace } from './mcp/index.js';
+import { RollupService, crawlFigures } from './rollup/service.js';
 import { QuarryServer, consoleLogger, type Logger } from './http/server.js';
 import { ensureTls, loadTls, type TlsMaterial } from './http/tls.js';
 import { openDb, type Db } from './store/db.js';
@@ -134,15 +136,26 @@ async function startServiceWith(options: ServiceOptions, closers: (() => Promise
   closers.push(() => control.close());
   await control.start();
   groups.push(controlRoutes(control.service));
-  groups.push(rpcRoutes(loadContract(), { search: searchService, control: control.service, auth: auth.service }));
+  const contract = loadContract();
+  groups.push(rpcRoutes(contract, { search: searchService, control: control.service, auth: auth.service }));
 
   let openapi: Record<string, unknown> = {};
+  const host = options.host ?? '127.0.0.1';
+  // The agent surface over the same services. The rollup counts documents per host in the live indexes
+  // (unavailable exactly when search is: `search.searcher` throws until then) and reads the crawl records.
+  const rollup = new RollupService({
+    hosts: { hosts: (scope) => { search.searcher(scope); return corpora!.searcher(scope).hosts(); } }, crawl: crawlFigures(db),
+  });
+  groups.push(await createMcpFace({
+    config: section('mcp'), listenHost: host, policy: auth.policy, search: searchService, rollup, mgmt: control.service,
+    openapi: () => openapi, rpcContract: { mimeType: 'text/x-protobuf', text: contract.sources },
+    serverVersion: API_VERSION, logError: (m, err) => log.error(m, err),
+  }));
   groups.push(openApiRoutes(() => openapi));
   openapi = buildOpenApi(groups);
 
   const server = new QuarryServer({ groups, tls, policy: auth.policy, limits: options.limits ?? {}, log });
   closers.push(() => server.drain(0));
-  const host = options.host ?? '127.0.0.1';
   const address = await server.listen(options.port ?? 8443, host);
   const urlHost = host.includes(':') ? `[${host}]` : host;
   const url = `https://${urlHost}:${address.port}`;

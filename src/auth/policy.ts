@@ -3,8 +3,9 @@
  * it (the HTTP server once per request with the headers; `/mcp` also with `params._cap`), and every
  * decision is then `principal.can(right, target?)`.
  *
- * - A capability is read from `Authorization: Bearer <cap>` and `X-Service-Cap: <cap>` (and the extra one
- *   a face passes). The same capability given in several places is fine; two different ones → 400.
+ * - A capability is read from `Authorization: Bearer <cap>` and `X-Service-Cap: <cap>` (and the extra ones
+ *   a face passes: `/mcp` hands over `params._cap` and the prefixed `_meta` key). The same capability
+ *   given in several places is fine; two different ones → 400.
  * - None → the anonymous principal, which holds the anonymous set (CONTRACT §4: `search`, which covers
  *   search, doc and suggest; openapi.json, rpc.contract and the read-only MCP tools ask only for
  *   `requirePublic`), or nothing when anonymous access is off.
@@ -74,7 +75,7 @@ function headerValues(value: string | string[] | undefined): string[] {
  * Every capability the request carries, trimmed. `Authorization` with another scheme is an error: it is
  * a credential this service cannot check, and ignoring it would turn the caller anonymous unnoticed.
  */
-export function presentedCapabilities(headers: Headers, extraCapability?: string): string[] {
+export function presentedCapabilities(headers: Headers, extraCapability?: string | readonly string[]): string[] {
   const found: string[] = [];
   for (const v of headerValues(headers['authorization'])) {
     const m = /^\s*Bearer\s+(\S+)\s*$/i.exec(v);
@@ -85,7 +86,11 @@ export function presentedCapabilities(headers: Headers, extraCapability?: string
     const t = v.trim();
     if (t !== '') found.push(t);
   }
-  if (extraCapability !== undefined && extraCapability !== '') found.push(extraCapability.trim());
+  const extra = typeof extraCapability === 'string' ? [extraCapability] : extraCapability ?? [];
+  for (const v of extra) {
+    const t = v.trim();
+    if (t !== '') found.push(t);
+  }
   return found;
 }
 

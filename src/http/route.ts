@@ -24,6 +24,12 @@ export interface RequestContext {
   readonly remoteAddress: string;
   /** Who is calling: resolved once per request from the capability headers (anonymous when none). */
   readonly principal: Principal;
+  /**
+   * Charges `principal`'s rate-limit bucket too, when it is not the one this request was charged to: for
+   * a face that finds the caller's capability in the body (`/mcp`), so such a caller is limited as the
+   * same capability in a header would be. Throws RateLimitedError when the bucket is empty.
+   */
+  chargeRate(principal: Principal): void;
   /** Aborted when the client goes away, the request times out, or the server drains. */
   readonly signal: AbortSignal;
   /** The whole body, bounded by the route's `bodyLimit` (PayloadTooLargeError past it). */

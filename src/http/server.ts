@@ -265,7 +265,8 @@ export class QuarryServer {
       }
       // The client is the root capability: each attenuation gets a new id but must not get a new bucket.
       const client = principal?.rootCapId ?? principal?.capId;
-      const retryAfter = this.#rate.take(client !== undefined ? `cap:${client}` : `ip:${remoteAddress}`);
+      const charged = client !== undefined ? `cap:${client}` : `ip:${remoteAddress}`;
+      const retryAfter = this.#rate.take(charged);
       if (retryAfter > 0) throw new RateLimitedError(retryAfter);
       if (principalError !== undefined) throw principalError;
 
@@ -287,7 +288,13 @@ export class QuarryServer {
 
       const exempt = route.streamBody === true || route.longLived === true;
       if (route.longLived) this.#longLived.add(ac);
-      const ctx = makeContext(req, match, method as Method, principal!, remoteAddress, ac.signal, bodyLimit, route);
+      const chargeRate = (p: Principal) => {
+        const id = p.rootCapId ?? p.capId;
+        if (id === undefined || `cap:${id}` === charged) return;
+        const wait = this.#rate.take(`cap:${id}`);
+        if (wait > 0) throw new RateLimitedError(wait);
+      };
+      const ctx = makeContext(req, match, method as Method, principal!, remoteAddress, ac.signal, bodyLimit, route, chargeRate);
       let reply: Reply;
       if (!exempt && this.limits.requestTimeoutMs > 0) {
         const limit = this.limits.requestTimeoutMs;
@@ -416,7 +423,7 @@ function normalizeAddress(a: string | undefined): string {
 
 function makeContext(
   req: Req, match: Match, method: Method, principal: Principal, remoteAddress: string, signal: AbortSignal,
-  bodyLimit: number, route: Route,
+  bodyLimit: number, route: Route, chargeRate: (p: Principal) => void,
 ): RequestContext {
   const rawUrl = req.url ?? '/';
   const q = rawUrl.indexOf('?');
@@ -450,6 +457,7 @@ function makeContext(
     params: match.params,
     remoteAddress,
     principal,
+    chargeRate,
     signal,
     body,
     async json() {

@@ -97,9 +97,9 @@ export function requirePublic(principal: Principal): void {
 export interface Policy {
   /**
    * The principal for a request with these headers (`authorization: Bearer …` or `x-service-cap`), plus,
-   * on `/mcp`, the capability found in `params._cap`. No capability → the anonymous principal (which may
-   * hold no rights when anonymous access is off). Throws `UnauthenticatedError` for an invalid, expired or
+   * on `/mcp`, the capabilities found in the body (`params._cap`, the prefixed `_meta` key). No capability
+   * → the anonymous principal (which may hold no rights when anonymous access is off). Throws `UnauthenticatedError` for an invalid, expired or
    * revoked capability and `BadRequestError` when two different capabilities are given.
    */
-  resolve(headers: Readonly<Record<string, string | string[] | undefined>>, extraCapability?: string): Principal;
+  resolve(headers: Readonly<Record<string, string | string[] | undefined>>, extraCapability?: string | readonly string[]): Principal;
 }

@@ -23,6 +23,7 @@ function context(principal: Principal, init: { headers?: Record<string, string>;
     params: {},
     remoteAddress: '127.0.0.1',
     principal,
+    chargeRate: () => { /* no limit in this unit test */ },
     signal: init.signal ?? new AbortController().signal,
     body: async () => Buffer.alloc(0),
     json: async () => ({}),

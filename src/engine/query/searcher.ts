@@ -71,6 +71,11 @@ export interface Searcher {
   get(cid: bigint): StoredDocument | undefined;
   suggest(prefix: string, limit?: number): string[];
   stats(): { docs: number; segments: number; generation: number; bytes: number };
+  /**
+   * Live documents per host (as stored, lower-cased), computed once per searcher from the stored heads
+   * (no text is read): what per-domain figures such as the maturity rollup count.
+   */
+  hosts(): ReadonlyMap<string, number>;
 }
 
 export interface SearcherOptions {
@@ -126,6 +131,7 @@ class SnapshotSearcher implements Searcher {
   /** What `dictionary` is updated from when first needed; dropped then. */
   private dictionaryBase: DictionaryCarry | undefined;
   private readonly corrections = new Map<string, string | null>();
+  private hostCounts: Map<string, number> | undefined;
 
   constructor(private readonly segments: SegmentReader[], readonly generation: number, options: SearcherOptions) {
     this.snap = new Snapshot(segments, options.scoring ?? 'int', options.plan ?? 'auto', options.commonTermRatio);
@@ -258,5 +264,19 @@ class SnapshotSearcher implements Searcher {
 
   stats(): { docs: number; segments: number; generation: number; bytes: number } {
     return { docs: this.docCount, segments: this.segments.length, generation: this.generation, bytes: this.bytes };
+  }
+
+  hosts(): ReadonlyMap<string, number> {
+    if (this.hostCounts) return this.hostCounts;
+    const counts = new Map<string, number>();
+    for (const seg of this.segments) {
+      for (let d = 0; d < seg.maxDoc; d++) {
+        if (!seg.isLive(d)) continue;
+        const host = seg.stored(d).host?.toLowerCase();
+        if (host !== undefined && host !== '') counts.set(host, (counts.get(host) ?? 0) + 1);
+      }
+    }
+    this.hostCounts = counts;
+    return counts;
   }
 }
