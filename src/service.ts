@@ -28,6 +28,7 @@ import type { RouteGroup } from './http/route.js';
 import { authRoutes } from './rest/auth.js';
 import { eventRoutes } from './rest/events.js';
 import { API_VERSION, buildOpenApi, openApiRoutes } from './rest/openapi.js';
+import { maturityRoutes } from './rest/maturity.js';
 import { searchRoutes } from './rest/search.js';
 import { loadContract } from './rpc/contract.js';
 import { rpcRoutes } from './rpc/routes.js';
@@ -146,6 +147,7 @@ async function startServiceWith(options: ServiceOptions, closers: (() => Promise
   const rollup = new RollupService({
     hosts: { hosts: (scope) => { search.searcher(scope); return corpora!.searcher(scope).hosts(); } }, crawl: crawlFigures(db),
   });
+  groups.push(maturityRoutes(rollup));
   groups.push(await createMcpFace({
     config: section('mcp'), listenHost: host, policy: auth.policy, search: searchService, rollup, mgmt: control.service,
     openapi: () => openapi, rpcContract: { mimeType: 'text/x-protobuf', text: contract.sources },
