@@ -9,3 +9,5 @@ export type { CrawlConfig, CrawlConfigInput } from './config.js';
 export { isPrivateAddress, type ResolveHook } from './fetch.js';
 export { measureDomains, type DomainMeasure } from './measure.js';
 export type { Outcome, UrlSource } from './records.js';
+export { crawlFigures, type CrawlFigureSource, type DomainFigures } from './figures.js';
+export { CrawlService, CrawlStartRequest, crawlSchemas, type CrawlServiceOptions, type CrawlStatusResource, type CrawlStartResource } from './service.js';
