@@ -144,7 +144,8 @@ async function startServiceWith(options: ServiceOptions, closers: (() => Promise
   };
   const crawl = new CrawlService({
     db, bus, stateDb: stateDbPath(dataDir), warcDir: crawlWarcDir(dataDir), config: resolveCrawlConfig(config['crawl']),
-    corpora: { ingest: (...args) => corporaNow().ingest(...args) },
+    // A documents-API request briefly holding the web writer delays a run's start instead of failing it.
+    corpora: { ingest: (scope, items, o) => corporaNow().ingest(scope, items, { waitForWriterMs: 10_000, ...o }) },
     onRunError: (err) => log.error('quarry: the crawl run failed', err),
   });
   closers.push(() => crawl.close());

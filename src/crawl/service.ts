@@ -8,9 +8,11 @@
  * Runs: `start` adds the seeds and begins a run unless one is going; a run ends by itself when no URL is
  * due, or on `stop`. `ensureRunning` (for flags) begins a run when none is going, and when one is ending
  * begins another after it, so a URL queued at that moment is not left waiting; a paused crawl stays
- * paused until an admin resumes it. A run that fails (the web index's writer held by an import: `conflict`)
- * is reported in the status's `last_error`.
+ * paused until an admin resumes it. A run that fails is reported in the status's `last_error`; one that
+ * failed because the web index's writer was held elsewhere (`conflict`) is tried again later (backing off from
+ * `CONFLICT_RETRY_MS`), until an admin stops the crawl.
  */
+import { QuarryError } from '../kernel/errors.js';
 import { auditActor, requireRight, type Principal } from '../kernel/principal.js';
 import { bodySchema } from '../kernel/schema.js';
 import { appendAudit } from '../store/audit.js';
@@ -20,6 +22,12 @@ import { measureDomains, type DomainMeasure } from './measure.js';
 
 /** Most seed URLs one request may add. */
 export const MAX_SEEDS_PER_REQUEST = 10_000;
+/**
+ * After a run failed because the web corpus's writer was held elsewhere, the next try is this much later,
+ * doubling after each such failure up to `MAX_CONFLICT_RETRY_MS` (a `quarry crawl` may hold it for hours).
+ */
+export const CONFLICT_RETRY_MS = 5000;
+export const MAX_CONFLICT_RETRY_MS = 10 * 60_000;
 /** Most hosts the status lists (the most fetched first). */
 export const STATUS_HOSTS = 100;
 
@@ -110,6 +118,8 @@ export class CrawlService {
   #lastRun: CrawlReport | undefined;
   #rerun = false;
   #closing: Promise<void> | undefined;
+  #retry: NodeJS.Timeout | undefined;
+  #retryMs = CONFLICT_RETRY_MS;
 
   constructor(options: CrawlServiceOptions) {
     const { db, onRunError, ...crawlerOptions } = options;
@@ -152,7 +162,7 @@ export class CrawlService {
   /** Stops dispatching; the fetches in flight finish and are recorded in the background (state `stopping`, then `idle`). */
   stop(principal: Principal): CrawlStatusResource {
     requireRight(principal, 'crawl.admin');
-    this.#rerun = false;
+    this.#cancelRestarts();
     void this.crawler.stop();
     this.#audit(principal, 'crawl.stop');
     return this.status(principal);
@@ -175,8 +185,18 @@ export class CrawlService {
     if (state !== 'idle') return;
     this.#lastError = undefined;
     this.crawler.start().then(
-      (report) => { this.#lastRun = report; },
-      (err: unknown) => { this.#lastError = (err as Error).message; this.#onRunError?.(err); },
+      (report) => { this.#lastRun = report; this.#retryMs = CONFLICT_RETRY_MS; },
+      (err: unknown) => {
+        this.#lastError = (err as Error).message;
+        this.#onRunError?.(err);
+        // The web corpus's writer was held elsewhere (an import, `quarry crawl`): try again later, so
+        // flagged URLs are not left waiting for the next admin start.
+        if (QuarryError.is(err) && err.code === 'conflict') {
+          this.#retry = setTimeout(() => { this.#retry = undefined; this.ensureRunning(); }, this.#retryMs);
+          this.#retryMs = Math.min(MAX_CONFLICT_RETRY_MS, this.#retryMs * 2);
+          this.#retry.unref();
+        }
+      },
     ).finally(() => {
       if (this.#rerun) { this.#rerun = false; this.ensureRunning(); }
     });
@@ -184,9 +204,15 @@ export class CrawlService {
 
   /** Stops a run (its fetches in flight are recorded) and lets go of the crawler. Idempotent. */
   close(): Promise<void> {
-    this.#rerun = false;
+    this.#cancelRestarts();
     this.#closing ??= this.crawler.close();
     return this.#closing;
+  }
+
+  #cancelRestarts(): void {
+    this.#rerun = false;
+    clearTimeout(this.#retry);
+    this.#retry = undefined;
   }
 
   #audit(principal: Principal, action: string, detail?: Record<string, unknown>): void {

@@ -76,13 +76,23 @@ test('flag → fetched politely → searchable under scope=trusted, audited, ann
     assert.equal((await api.post('/api/trusted', { cid: '12345' }, bearer(cap))).status, 404);
     assert.equal((await api.post('/api/trusted', { cid: webCid, url: `${site.origin}/guide` }, bearer(cap))).status, 400);
 
+    // A flagged URL that answers 404 fails, with the outcome; nothing enters the trusted corpus.
+    const missing = await api.post('/api/trusted', { url: `${site.origin}/absent` }, bearer(cap));
+    assert.equal(missing.status, 202, missing.text);
+    const failed = await eventually(async () => {
+      const f = (await api.get('/api/trusted', bearer(cap))).json.flags.find((x: { cid: string }) => x.cid === missing.json.cid);
+      return f?.state === 'failed' ? f : undefined;
+    }, 'the 404 to fail the flag');
+    assert.match(failed.error, /404/);
+
     const list = await api.get('/api/trusted?page=0', bearer(cap));
-    assert.equal(list.json.total, 2);
+    assert.equal(list.json.total, 3);
+    assert.equal((await api.get('/api/trusted?page=1', bearer(cap))).json.flags.length, 0);
 
     const un = await api.request('DELETE', `/api/trusted?cid=${cid}`, undefined, bearer(cap));
     assert.equal(un.status, 200, un.text);
     assert.equal((await api.get('/api/search?q=cinnabar&scope=trusted')).json.total, 0);
-    assert.equal((await api.get('/api/trusted', bearer(cap))).json.total, 1);
+    assert.equal((await api.get('/api/trusted', bearer(cap))).json.total, 2);
     assert.equal((await api.request('DELETE', `/api/trusted?cid=${cid}`, undefined, bearer(cap))).status, 404);
   } finally {
     api.close();
