@@ -179,7 +179,8 @@ async function startServiceWith(options: ServiceOptions, closers: (() => Promise
     await opened.ensureOwnIndexed(options.onIndexProgress);
     if (closed) throw new UnavailableError('The service stopped before the own corpus was indexed.');
     ownReady = true;
-    await trusted.recover();
+    // Flags fetched before a crash but not yet copied: copied now; the rest wait for the crawler.
+    await trusted.recover().catch((err: unknown) => log.error('quarry: recovering pending trusted flags failed', err));
   });
   ready.catch((err) => {
     if (!closed) log.error('quarry: opening the corpora failed; search answers 503', err);
