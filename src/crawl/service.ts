@@ -113,6 +113,7 @@ export class CrawlService {
   readonly crawler: Crawler;
   readonly #db: Db;
   readonly #listeners = new Set<(fetch: RecordedFetch) => void>();
+  readonly #runEnded = new Set<() => void>();
   readonly #onRunError: ((err: unknown) => void) | undefined;
   #lastError: string | undefined;
   #lastRun: CrawlReport | undefined;
@@ -126,6 +127,12 @@ export class CrawlService {
     this.#db = db;
     this.#onRunError = onRunError;
     this.crawler = new Crawler({ ...crawlerOptions, onRecorded: (f) => { for (const l of this.#listeners) l(f); } });
+  }
+
+  /** Calls `listener` whenever a run ends (its last index commit made, or it failed); returns the unsubscribe. */
+  onRunEnded(listener: () => void): () => void {
+    this.#runEnded.add(listener);
+    return () => { this.#runEnded.delete(listener); };
   }
 
   /** Calls `listener` for every fetch once it is recorded (see `CrawlerOptions.onRecorded`); returns the unsubscribe. */
@@ -198,6 +205,7 @@ export class CrawlService {
         }
       },
     ).finally(() => {
+      for (const l of this.#runEnded) l();
       if (this.#rerun) { this.#rerun = false; this.ensureRunning(); }
     });
   }

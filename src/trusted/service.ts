@@ -131,7 +131,11 @@ export class TrustedService {
     this.#bus = options.bus;
     this.#onError = options.onError;
     this.#byUrl = this.#db.prepare('SELECT cid FROM trusted_flags WHERE url = ?').safeIntegers(true);
-    this.#unsubscribe = this.#crawl.onRecorded((f) => this.#recorded(f));
+    const offRecorded = this.#crawl.onRecorded((f) => this.#recorded(f));
+    // A page recorded before a crash reaches the web index again from its WARC record during the next
+    // run, without a new fetch to report: pending flags are checked against the web corpus after each run.
+    const offRunEnded = this.#crawl.onRunEnded(() => { void this.#copyFromWeb().catch((err: unknown) => this.#onError?.(err)); });
+    this.#unsubscribe = () => { offRecorded(); offRunEnded(); };
   }
 
   async flag(principal: Principal, input: unknown): Promise<FlagResource> {
@@ -213,6 +217,11 @@ export class TrustedService {
    * yet copied) are copied now; the others wait for the crawler, which is started for them.
    */
   async recover(): Promise<void> {
+    if (await this.#copyFromWeb()) this.#crawl.ensureRunning();
+  }
+
+  /** Copies pending flags whose document the web corpus holds; true when some are still pending. */
+  async #copyFromWeb(): Promise<boolean> {
     const pending = this.#db.prepare(`SELECT cid FROM trusted_flags WHERE state = 'pending'`).safeIntegers(true).all() as { cid: bigint }[];
     const found: [bigint, IngestDoc][] = [];
     for (const { cid } of pending) {
@@ -220,7 +229,7 @@ export class TrustedService {
       if (doc) found.push([cid, doc]);
     }
     if (found.length > 0) await this.#index(found);
-    if (pending.length > found.length) this.#crawl.ensureRunning();
+    return pending.length > found.length;
   }
 
   async close(): Promise<void> {

@@ -136,3 +136,37 @@ test('rights and hostile URLs: 401 anonymous, 403 without trusted.flag, 400 and 
     await site.close();
   }
 });
+
+test('kill -9 just as the flagged page is fetched: after a restart the flag still ends fetched and searchable', async () => {
+  const site = await startSite('127.0.0.73', 'kill.trusted.test', {
+    '/ref': '<html><head><title>Malachite notes</title></head><body><p>Malachite, the vetted reference.</p></body></html>',
+  });
+  const dir = dataDir();
+  const crawl = { allowPrivateNetworks: true, minDelayMs: 0, resolve: { 'kill.trusted.test': '127.0.0.73' } };
+  let srv = await startOpenWebServer(dir, crawl);
+  let api = connect(srv);
+  try {
+    const cap = mintCap(dir, 'trusted.flag,search');
+    const r = await api.post('/api/trusted', { url: `${site.origin}/ref` }, bearer(cap));
+    assert.equal(r.status, 202, r.text);
+    await eventually(async () => (site.log.includes('/ref') ? true : undefined), 'the crawler to request the page', 60_000);
+    srv.child.kill('SIGKILL');
+    await srv.stop();
+    api.close();
+
+    srv = await startOpenWebServer(dir, crawl);
+    api = connect(srv);
+    const flag = await eventually(async () => {
+      const f = (await api.get('/api/trusted', bearer(cap))).json.flags[0];
+      return f?.state === 'fetched' ? f : undefined;
+    }, 'the flag to be fetched after the restart');
+    assert.equal(flag.cid, r.json.cid);
+    assert.equal((await api.get('/api/search?q=malachite&scope=trusted')).json.total, 1);
+    // Fetched again only when the kill came before the fetch was recorded.
+    assert.ok(site.log.filter((p) => p === '/ref').length <= 2, site.log.join(' '));
+  } finally {
+    api.close();
+    await srv.stop();
+    await site.close();
+  }
+});
