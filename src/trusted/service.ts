@@ -175,8 +175,12 @@ export class TrustedService {
       actor: auditActor(principal), account: principal.account, action: 'trusted.flag', target: String(cid), result: 'ok',
       detail: { url, note: body.note ?? null, copied: doc !== undefined },
     });
-    if (doc) await this.#index([[cid, doc]]);
-    else this.#crawl.ensureRunning();
+    // A copy is announced by the indexing (`fetched`); a URL for the crawler is announced `pending` now.
+    if (doc) {
+      await this.#index([[cid, doc]]);
+      return this.#resource(this.#row(cid)!);
+    }
+    this.#crawl.ensureRunning();
     const resource = this.#resource(this.#row(cid)!);
     this.#publish(resource);
     return resource;

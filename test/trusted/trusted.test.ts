@@ -84,6 +84,14 @@ test('flag → fetched politely → searchable under scope=trusted, audited, ann
       return f?.state === 'failed' ? f : undefined;
     }, 'the 404 to fail the flag');
     assert.match(failed.error, /404/);
+    // Flagging it again asks for it again: fetched a second time (politely), failing the same way.
+    const retry = await api.post('/api/trusted', { url: `${site.origin}/absent`, note: 'try again' }, bearer(cap));
+    assert.equal(retry.status, 202, retry.text);
+    await eventually(async () => (site.log.filter((p) => p === '/absent').length === 2 ? true : undefined), 'the second fetch');
+    await eventually(async () => {
+      const f = (await api.get('/api/trusted', bearer(cap))).json.flags.find((x: { cid: string }) => x.cid === missing.json.cid);
+      return f?.state === 'failed' && f.note === 'try again' ? f : undefined;
+    }, 'the re-flag to fail again');
 
     const list = await api.get('/api/trusted?page=0', bearer(cap));
     assert.equal(list.json.total, 3);
