@@ -2,7 +2,7 @@
  * The layering of src/ (docs/architecture.md), checked by test/architecture/layering.test.ts:
  *
  *   faces        rest/ cli/ mcp/ rpc/ (and web/, the browser's)      translate requests into service calls
- *   services     search/ corpora/ auth/ control/ events/ crawl/ rollup/     hold every rule, audit, publish
+ *   services     search/ corpora/ auth/ control/ events/ crawl/ trusted/ documents/ rollup/   hold every rule, audit, publish
  *   engine store engine/ (the search engine library), store/ (SQLite)
  *   transport    http/ (TLS server, router, error wire form, limits) — known to faces only
  *   kernel       kernel/ — the shared vocabulary every layer may import; imports nothing else
@@ -10,7 +10,7 @@
  * An import may only point down; `src/service.ts` is the composition root that wires them all.
  * Checked by scripts/check-layers.mjs (the paths it sees end in .js).
  */
-const SERVICES = '(search|corpora|auth|control|events|crawl|rollup)';
+const SERVICES = '(search|corpora|auth|control|events|crawl|trusted|documents|rollup)';
 const FACES = '(rest|cli|mcp|rpc)';
 
 module.exports = {

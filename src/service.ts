@@ -38,7 +38,13 @@ import { RollupService, crawlFigures } from './rollup/service.js';
 import { QuarryServer, consoleLogger, type Logger } from './http/server.js';
 import { ensureTls, loadTls, type TlsMaterial } from './http/tls.js';
 import { openDb, type Db } from './store/db.js';
-import { stateDbPath } from './kernel/data-dir.js';
+import { crawlWarcDir, stateDbPath } from './kernel/data-dir.js';
+import { CrawlService, resolveCrawlConfig } from './crawl/index.js';
+import { TrustedService } from './trusted/service.js';
+import { DocumentsService } from './documents/service.js';
+import { crawlRoutes } from './rest/crawl.js';
+import { trustedRoutes } from './rest/trusted.js';
+import { documentsRoutes } from './rest/documents.js';
 
 export interface ServiceOptions {
   /** The data directory (state database, TLS material, indexes). Created when missing. */
@@ -140,6 +146,21 @@ async function startServiceWith(options: ServiceOptions, closers: (() => Promise
   const contract = loadContract();
   groups.push(rpcRoutes(contract, { search: searchService, control: control.service, auth: auth.service }));
 
+  // The open web: the one crawler (admin control), the trusted corpus's flags, the documents API.
+  const corporaNow = () => {
+    if (!corpora) throw new UnavailableError('The indexes are not open yet; retry shortly.', 2);
+    return corpora;
+  };
+  const crawl = new CrawlService({
+    db, bus, stateDb: stateDbPath(dataDir), warcDir: crawlWarcDir(dataDir), config: resolveCrawlConfig(config['crawl']),
+    // A documents-API request briefly holding the web writer delays a run's start instead of failing it.
+    corpora: { ingest: (scope, items, o) => corporaNow().ingest(scope, items, { waitForWriterMs: 10_000, ...o }) },
+    onRunError: (err) => log.error('quarry: the crawl run failed', err),
+  });
+  closers.push(() => crawl.close());
+  const trusted = new TrustedService({ db, bus, crawl, corpora: corporaNow, onError: (err) => log.error('quarry: indexing a flagged document failed', err) });
+  groups.push(crawlRoutes(crawl), trustedRoutes(trusted), documentsRoutes(new DocumentsService({ db, corpora: corporaNow })));
+
   let openapi: Record<string, unknown> = {};
   const host = options.host ?? '127.0.0.1';
   // The agent surface over the same services. The rollup counts documents per host in the live indexes
@@ -168,6 +189,8 @@ async function startServiceWith(options: ServiceOptions, closers: (() => Promise
   const opening = openCorpora({ dataDir, bus, config, ...(options.configDir ? { configDir: options.configDir } : {}) })
     .then((opened) => {
       closers.push(() => opened.close());
+      // Closed before the corpora: a crawl run or a flag's ingest ends while the index is still open.
+      closers.push(() => crawl.close(), () => trusted.close());
       corpora = opened;
       return opened;
     });
@@ -176,6 +199,8 @@ async function startServiceWith(options: ServiceOptions, closers: (() => Promise
     await opened.ensureOwnIndexed(options.onIndexProgress);
     if (closed) throw new UnavailableError('The service stopped before the own corpus was indexed.');
     ownReady = true;
+    // Flags fetched before a crash but not yet copied: copied now; the rest wait for the crawler.
+    await trusted.recover().catch((err: unknown) => log.error('quarry: recovering pending trusted flags failed', err));
   });
   ready.catch((err) => {
     if (!closed) log.error('quarry: opening the corpora failed; search answers 503', err);

@@ -152,6 +152,22 @@ export class CidRegistry {
     return this.#db.transaction(() => keys.map((k) => this.assign(k))).immediate();
   }
 
+  /** The cid recorded for `key`, without assigning one. */
+  lookup(key: string): Cid | undefined {
+    return (this.#byKey.get(key) as { cid: bigint } | undefined)?.cid;
+  }
+
+  /**
+   * Every (cid, key) whose key is a URL of `host` (any scheme and port): the documents `site:host`
+   * can match, in whichever corpus they are.
+   */
+  urlKeysOfHost(host: string): { cid: Cid; key: string }[] {
+    const h = host.replace(/[\\%_]/g, (c) => `\\${c}`);
+    const patterns = ['http', 'https'].flatMap((s) => [`${s}://${h}/%`, `${s}://${h}:%`]);
+    return this.#db.prepare(`SELECT cid, key FROM cid_keys WHERE ${patterns.map(() => `key LIKE ? ESCAPE '\\'`).join(' OR ')}`)
+      .safeIntegers(true).all(...patterns) as { cid: Cid; key: string }[];
+  }
+
   /** The key a cid was assigned to, if any. */
   keyOf(cid: Cid): string | undefined {
     return (this.#byCid.get(cid) as { key: string } | undefined)?.key;

@@ -80,6 +80,11 @@ export interface ScopeIngestOptions {
   total?: number;
   /** What to call the work in `index.progress` (`indexing` for own sources, `importing` for files). */
   phase?: string;
+  /**
+   * While another ingest (here or in another process) holds the scope's writer, retry for up to this
+   * many ms before the ConflictError (default 0: at once). Nothing of `items` is read before the writer is held.
+   */
+  waitForWriterMs?: number;
 }
 
 /** The `phase` of own-corpus progress reports (and of its `index.progress` events). */
@@ -233,8 +238,18 @@ export class Corpora {
    */
   async ingest(scope: Scope, items: AsyncIterable<ReadItem> | Iterable<ReadItem>, options: ScopeIngestOptions = {}): Promise<IngestReport> {
     const idx = this.index(scope);
-    if (this.#running.has(scope)) throw new ConflictError(`An ingest into the ${scope} corpus is already running.`);
-    const writer = await idx.openWriter();
+    const deadline = Date.now() + (options.waitForWriterMs ?? 0);
+    let writer: Awaited<ReturnType<Index['openWriter']>>;
+    for (;;) {
+      try {
+        if (this.#running.has(scope)) throw new ConflictError(`An ingest into the ${scope} corpus is already running.`);
+        writer = await idx.openWriter();
+        break;
+      } catch (err) {
+        if (!(QuarryError.is(err) && err.code === 'conflict') || Date.now() >= deadline || this.#closed) throw err;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
     const abort = new AbortController();
     if (options.signal) {
       if (options.signal.aborted) abort.abort();

@@ -268,7 +268,10 @@ export class Crawler {
     const now = Date.now();
     const row = this.#newUrl(checked, 'page', 'flag', 0, 0);
     this.records.addUrls([row], now);
-    this.records.db.prepare(`UPDATE crawl_urls SET priority = MIN(priority, ?), due_at = MIN(due_at, ?) WHERE url = ? AND state = 'queued'`).run(PRIORITY.flag, now, checked);
+    // Queued: ahead of everything. Fetched before without a document (an error, a duplicate): due again
+    // now, since a flag asks for its document; one in the index already is the caller's to copy.
+    this.records.db.prepare(`UPDATE crawl_urls SET priority = MIN(priority, ?), due_at = MIN(due_at, ?)
+      WHERE url = ? AND (state = 'queued' OR (state = 'done' AND indexed = 0))`).run(PRIORITY.flag, now, checked);
     this.#noteQueued(row);
     this.#wake?.();
     const id = (this.records.db.prepare('SELECT id FROM crawl_urls WHERE url = ?').get(checked) as { id: number }).id;

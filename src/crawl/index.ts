@@ -9,3 +9,4 @@ export type { CrawlConfig, CrawlConfigInput } from './config.js';
 export { isPrivateAddress, type ResolveHook } from './fetch.js';
 export { measureDomains, type DomainMeasure } from './measure.js';
 export type { Outcome, UrlSource } from './records.js';
+export { CrawlService, CrawlStartRequest, crawlSchemas, type CrawlServiceOptions, type CrawlStatusResource, type CrawlStartResource } from './service.js';

@@ -7,6 +7,8 @@ import { ForbiddenError, UnauthenticatedError } from './errors.js';
 export const RIGHTS = [
   'search',
   'trusted.flag',
+  'index.write',
+  'crawl.admin',
   'events.read',
   'mgmt.read',
   'mgmt.build',
