@@ -143,8 +143,6 @@ async function startServiceWith(options: ServiceOptions, closers: (() => Promise
   closers.push(() => control.close());
   await control.start();
   groups.push(controlRoutes(control.service));
-  const contract = loadContract();
-  groups.push(rpcRoutes(contract, { search: searchService, control: control.service, auth: auth.service }));
 
   // The open web: the one crawler (admin control), the trusted corpus's flags, the documents API.
   const corporaNow = () => {
@@ -160,6 +158,8 @@ async function startServiceWith(options: ServiceOptions, closers: (() => Promise
   closers.push(() => crawl.close());
   const trusted = new TrustedService({ db, bus, crawl, corpora: corporaNow, onError: (err) => log.error('quarry: indexing a flagged document failed', err) });
   groups.push(crawlRoutes(crawl), trustedRoutes(trusted), documentsRoutes(new DocumentsService({ db, corpora: corporaNow })));
+  const contract = loadContract();
+  groups.push(rpcRoutes(contract, { search: searchService, control: control.service, auth: auth.service, trusted }));
 
   let openapi: Record<string, unknown> = {};
   const host = options.host ?? '127.0.0.1';

@@ -4,16 +4,13 @@
  * services hold every rule (rights, validation, idempotency, audit); nothing here decides anything but
  * the type mapping of docs/rpc.md — cids and counts as 64-bit integers, scores as int64, the string
  * enums of the REST resources as protobuf enums, ISO times as `google.protobuf.Timestamp`.
- *
- * `TrustedService` has no service behind it yet: its methods decode their request and answer
- * `not_implemented` (Connect `unimplemented`).
  */
 import { create, type DescEnum, type DescMessage, type DescMethod, type JsonObject, type MessageShape } from '@bufbuild/protobuf';
 import { MethodOptions_IdempotencyLevel, timestampFromDate, type Timestamp } from '@bufbuild/protobuf/wkt';
 import type { IncomingHttpHeaders } from 'node:http';
 import { presentedCapabilities, type AuthService } from '../auth/index.js';
 import type { ControlService, OpAnswer, PlanAnswer, Submitted, TargetStatus } from '../control/index.js';
-import { NotFoundError, NotImplementedError } from '../kernel/errors.js';
+import { NotFoundError, QuarryError } from '../kernel/errors.js';
 import type { Principal } from '../kernel/principal.js';
 import type { SearchService } from '../search/service.js';
 import { AuthService as AuthServiceDesc, IssuedCapabilitySchema, TargetListSchema } from './gen/quarry/v1/auth_pb.js';
@@ -22,7 +19,10 @@ import {
   OperationKindSchema, OperationSchema, OperationStateSchema, PromotionSchema, SyncStatusSchema, VerdictSchema,
 } from './gen/quarry/v1/control_pb.js';
 import { DocumentSchema, Scope, ScopeSchema, SearchResponseSchema, SearchService as SearchServiceDesc, SuggestResponseSchema } from './gen/quarry/v1/search_pb.js';
-import { TrustedService as TrustedServiceDesc } from './gen/quarry/v1/trusted_pb.js';
+import type { FlagResource, TrustedService } from '../trusted/service.js';
+import {
+  ListTrustedResponseSchema, TrustedEntrySchema, TrustedService as TrustedServiceDesc, TrustedState, UnflagResponseSchema,
+} from './gen/quarry/v1/trusted_pb.js';
 
 /** What a method knows of its call besides the request message. */
 export interface CallContext {
@@ -43,6 +43,7 @@ export interface Services {
   search: SearchService;
   control: ControlService;
   auth: AuthService;
+  trusted: TrustedService;
 }
 
 type Impl<M extends DescMethod> = (ctx: CallContext, req: MessageShape<M['input']>) => Promise<MessageShape<M['output']>> | MessageShape<M['output']>;
@@ -128,12 +129,38 @@ export function procedures(s: Services): Map<string, Procedure> {
     });
   });
 
-  for (const method of TrustedServiceDesc.methods) {
-    add(method, () => {
-      throw new NotImplementedError(`${method.parent.typeName}/${method.name} is not served yet: this server has no trusted-corpus service (search it with scope SCOPE_TRUSTED).`);
-    });
-  }
+  // Flagging is idempotent by nature (a second flag of the same reference updates it), so the
+  // idempotency keys of the trusted methods need no replay store.
+  const trusted = TrustedServiceDesc.method;
+  add(trusted.flag, async ({ principal }, req) => trustedEntry(await s.trusted.flag(principal, defined({
+    url: req.subject.case === 'url' ? req.subject.value : undefined,
+    cid: req.subject.case === 'cid' ? req.subject.value.toString() : undefined,
+    note: req.note,
+  }))));
+  add(trusted.unflag, async ({ principal }, req) => {
+    try {
+      await s.trusted.unflag(principal, { cid: req.cid.toString() });
+      return create(UnflagResponseSchema, { removed: true });
+    } catch (err) {
+      if (QuarryError.is(err) && err.code === 'not_found') return create(UnflagResponseSchema, { removed: false });
+      throw err;
+    }
+  });
+  add(trusted.list, ({ principal }, req) => {
+    const r = s.trusted.list(principal, { page: String(req.page) });
+    return create(ListTrustedResponseSchema, { page: r.page, total: BigInt(r.total), entries: r.flags.map(trustedEntry) });
+  });
   return table;
+}
+
+const TRUSTED_STATES = { pending: TrustedState.PENDING, fetched: TrustedState.FETCHED, failed: TrustedState.FAILED } as const;
+
+function trustedEntry(f: FlagResource) {
+  return create(TrustedEntrySchema, {
+    cid: BigInt(f.cid), url: f.url ?? '', flaggedBy: f.flagged_by.account ?? f.flagged_by.cap_id ?? '',
+    flaggedAt: time(f.flagged_at), state: TRUSTED_STATES[f.state],
+    ...(f.title !== null ? { title: f.title } : {}), ...(f.note !== null ? { note: f.note } : {}), ...(f.error !== undefined ? { error: f.error } : {}),
+  });
 }
 
 /** Unset and `SCOPE_OWN` → the own corpus (absent); web, trusted; any other number reaches the service as sent. */

@@ -2,7 +2,7 @@
 // method of quarry.v1 on a real `quarry serve`: search, doc and suggest over the fixture corpus in both
 // codecs and the GET form; the control plane's whole lifecycle with a minted capability (build → stage →
 // plan → deploy → verdict → rollback plan → reconcile → restart → operation), idempotency replay, rights;
-// capability attenuation; the trusted methods answering `unimplemented`; Connect errors carrying Quarry's
+// capability attenuation; flagging, listing and unflagging a trusted reference; Connect errors carrying Quarry's
 // code as a detail; `Connect-Timeout-Ms`.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,7 +14,7 @@ import { AuthService } from '../../src/rpc/gen/quarry/v1/auth_pb.js';
 import { ErrorDetailSchema } from '../../src/rpc/gen/quarry/v1/call_pb.js';
 import { ControlService, OperationKind, OperationState, Verdict } from '../../src/rpc/gen/quarry/v1/control_pb.js';
 import { Scope, SearchService } from '../../src/rpc/gen/quarry/v1/search_pb.js';
-import { TrustedService } from '../../src/rpc/gen/quarry/v1/trusted_pb.js';
+import { TrustedService, TrustedState } from '../../src/rpc/gen/quarry/v1/trusted_pb.js';
 import { FIXTURE, writeFixtureCorpus } from '../support/fixture-corpus.js';
 import { startServer, type TestServer } from '../support/server.js';
 import { mintCap, prepare, startControlServer } from '../control/server-support.js';
@@ -81,11 +81,23 @@ test('Search, GetDoc and Suggest in the binary and JSON codecs and the GET form'
   }
 });
 
-test('the trusted methods exist in the contract and answer unimplemented', async () => {
-  const t = connectClient(search, TrustedService);
-  await rejects(t.flag({ subject: { case: 'url', value: 'https://example.org/' } }), Code.Unimplemented, 'not_implemented');
-  await rejects(t.unflag({ cid: 1n }), Code.Unimplemented, 'not_implemented');
-  await rejects(t.list({}), Code.Unimplemented, 'not_implemented');
+test('Flag, List and Unflag a trusted reference, as REST /api/trusted does', async () => {
+  const anonymous = connectClient(search, TrustedService);
+  await rejects(anonymous.list({}), Code.Unauthenticated, 'unauthenticated');
+  const t = connectClient(search, TrustedService, { cap: mintCap(search.dataDir, 'trusted.flag,search') });
+  const s = connectClient(search, SearchService);
+  const basalt = (await s.search({ q: 'basalt', scope: Scope.WEB })).results[0]!;
+  const entry = await t.flag({ subject: { case: 'cid', value: basalt.cid }, note: 'the reference on basalt' });
+  assert.equal(entry.state, TrustedState.FETCHED, 'a document of the web corpus is copied at once');
+  assert.equal(entry.url, 'https://docs.example.com/basalt');
+  assert.equal(entry.note, 'the reference on basalt');
+  assert.ok(entry.flaggedAt);
+  const listed = await t.list({});
+  assert.ok(listed.entries.some((e) => e.cid === entry.cid));
+  assert.ok((await s.search({ q: 'basalt', scope: Scope.TRUSTED })).results.some((r) => r.cid === entry.cid), 'searchable in the trusted corpus');
+  assert.equal((await t.unflag({ cid: entry.cid })).removed, true);
+  assert.equal((await t.unflag({ cid: entry.cid })).removed, false, 'a second unflag finds nothing to remove');
+  await rejects(t.flag({ subject: { case: 'url', value: 'file:///etc/passwd' } }), Code.InvalidArgument, 'bad_request');
 });
 
 test('Connect-Timeout-Ms: an expired deadline is deadline_exceeded; a generous one is met', async () => {

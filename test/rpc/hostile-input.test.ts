@@ -42,7 +42,8 @@ function send(method: string, path: string, headers: Record<string, string>, bod
   });
 }
 
-// Trusted methods answer `unimplemented` (501) to any valid request by design; they are not hostile input.
+// TrustedService is left out: a well-formed URL in a generated Flag would send the crawler to resolve a
+// public name, and a test's traffic stays on this machine.
 const PROCEDURES = [
   'quarry.v1.SearchService/Search', 'quarry.v1.SearchService/GetDoc', 'quarry.v1.SearchService/Suggest',
   'quarry.v1.ControlService/GetInventory', 'quarry.v1.ControlService/GetDeployStatus', 'quarry.v1.ControlService/GetOperation',
