@@ -20,6 +20,7 @@ import { NO_MORE_DOCS, SITE_TERM_PREFIX, type PostingsCursor, type SegmentReader
 import { TopK, type CollectedHit } from './collector.js';
 import { accumulateTerms } from './accumulate.js';
 import { countDisjunction } from './count.js';
+import { checkDeadline } from './deadline.js';
 import {
   PhraseIterator, TermIterator, UnionIterator, conjunction, matchesAt, type DocIterator,
 } from './iterators.js';
@@ -36,6 +37,9 @@ export const ACCUMULATE_DENSITY = 0.05;
 
 /** A `site:` filter leads the walk instead of filtering MaxScore's candidates when it is this much cheaper. */
 export const SITE_LEAD_RATIO = 8;
+
+/** The leader walk checks the search's deadline once per this many candidates (a power of two). */
+const CANDIDATES_PER_CHECK = 1024;
 
 export interface Execution {
   /** Exact number of matching live documents. */
@@ -78,6 +82,7 @@ export function execute(snap: Snapshot, q: LogicalQuery, k: number): Execution {
   let total = 0;
   for (const seg of snap.segments) {
     if (seg.liveDocs === 0) continue;
+    checkDeadline();
     total += executeSegment(snap, seg, q, weight, collector, stamps);
   }
   return { total, top: collector ? collector.sorted() : [] };
@@ -221,7 +226,9 @@ function leaderWalk(
   const nMust = o.must.length;
   const nShould = o.should.length;
   let count = 0;
+  let candidates = 0;
   for (let doc = leader.nextDoc(); doc !== NO_MORE_DOCS; doc = leader.nextDoc()) {
+    if ((++candidates & CANDIDATES_PER_CHECK - 1) === 0) checkDeadline();
     if (!seg.isLive(doc)) continue;
     let excluded = false;
     for (const e of o.exclusions) if (matchesAt(e, doc)) { excluded = true; break; }
