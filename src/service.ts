@@ -27,7 +27,10 @@ import { authRoutes } from './rest/auth.js';
 import { eventRoutes } from './rest/events.js';
 import { buildOpenApi, openApiRoutes } from './rest/openapi.js';
 import { searchRoutes } from './rest/search.js';
+import { resolveSearchConfig } from './search/config.js';
+import { SearchPool } from './search/pool.js';
 import { SearchService, type SearcherSource } from './search/service.js';
+import { isScope, SCOPES } from './kernel/scope.js';
 import { QuarryServer, consoleLogger, type Logger } from './http/server.js';
 import { ensureTls, loadTls, type TlsMaterial } from './http/tls.js';
 import { openDb, type Db } from './store/db.js';
@@ -121,7 +124,20 @@ async function startServiceWith(options: ServiceOptions, closers: (() => Promise
       return corpora.searcher(scope);
     },
   };
-  groups.push(searchRoutes(new SearchService(search)));
+  // Searches, document fetches and completions run on a pool of worker threads (none: on this thread).
+  const searchConfig = resolveSearchConfig(section('search'));
+  let pool: SearchPool | undefined;
+  if (searchConfig.workers > 0) {
+    const opened = new SearchPool({ dataDir, workers: searchConfig.workers });
+    pool = opened;
+    closers.push(() => opened.close());
+    closers.push(bus.subscribe((e) => {
+      const scope = e.data['scope'];
+      if (e.kind === 'index.committed' && typeof scope === 'string' && isScope(scope)) opened.committed(scope, Number(e.data['generation']));
+    }));
+  }
+  const limits = searchConfig.budgetMs === undefined ? {} : { budgetMs: searchConfig.budgetMs };
+  groups.push(searchRoutes(new SearchService(pool ? pool.source(search) : search, limits)));
   groups.push(eventRoutes(new EventsService(bus)));
 
   // Control plane: recovers interrupted operations and reconciles targets before it serves requests.
@@ -154,6 +170,7 @@ async function startServiceWith(options: ServiceOptions, closers: (() => Promise
     if (closed) return;
     await opened.ensureOwnIndexed(options.onIndexProgress);
     if (closed) throw new UnavailableError('The service stopped before the own corpus was indexed.');
+    await pool?.warm(SCOPES);
     ownReady = true;
   });
   ready.catch((err) => {

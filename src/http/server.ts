@@ -285,9 +285,11 @@ export class QuarryServer {
 
       const exempt = route.streamBody === true || route.longLived === true;
       if (route.longLived) this.#longLived.add(ac);
-      const ctx = makeContext(req, match, method as Method, principal!, remoteAddress, ac.signal, bodyLimit, route);
+      const timed = !exempt && this.limits.requestTimeoutMs > 0;
+      const deadline = timed ? Date.now() + this.limits.requestTimeoutMs : undefined;
+      const ctx = makeContext(req, match, method as Method, principal!, remoteAddress, ac.signal, deadline, bodyLimit, route);
       let reply: Reply;
-      if (!exempt && this.limits.requestTimeoutMs > 0) {
+      if (timed) {
         const limit = this.limits.requestTimeoutMs;
         reply = await new Promise<Reply>((resolve, reject) => {
           timer = setTimeout(() => {
@@ -397,7 +399,7 @@ function normalizeAddress(a: string | undefined): string {
 
 function makeContext(
   req: Req, match: Match, method: Method, principal: Principal, remoteAddress: string, signal: AbortSignal,
-  bodyLimit: number, route: Route,
+  deadline: number | undefined, bodyLimit: number, route: Route,
 ): RequestContext {
   const rawUrl = req.url ?? '/';
   const q = rawUrl.indexOf('?');
@@ -432,6 +434,7 @@ function makeContext(
     remoteAddress,
     principal,
     signal,
+    ...(deadline !== undefined ? { deadline } : {}),
     body,
     async json() {
       const type = String(req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
