@@ -5,7 +5,7 @@
  * schedule whether or not earlier ones were answered (up to `streams` in flight per client), so a slow
  * server shows as latency instead of a lower rate: the measure a closed loop cannot give.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { percentile } from './measure.js';
 
@@ -61,7 +61,8 @@ export function summarize(entries: readonly { status: number; latencyMs: number 
   };
 }
 
-export function openLoop(o: OpenLoopOptions): OpenLoopResult {
+/** Runs h2load in a child process (the caller's event loop stays free: the soak drives other traffic beside it). */
+export async function openLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
   const clients = o.clients ?? 16;
   const name = o.name ?? 'open-loop';
   const urlFile = `${o.workDir}/${name}.urls`;
@@ -69,14 +70,21 @@ export function openLoop(o: OpenLoopOptions): OpenLoopResult {
   writeFileSync(urlFile, o.urls.join('\n') + '\n');
   writeFileSync(logFile, '');
   const perClient = Math.max(1, Math.round(o.rate / clients));
-  const r = spawnSync('h2load', [
+  const child = spawn('h2load', [
     '-c', String(clients), '-m', String(o.streams ?? 8), '--rps', String(perClient), '-D', String(o.seconds),
     '-i', urlFile, '--log-file', logFile,
-  ], { encoding: 'utf8', timeout: (o.seconds + 60) * 1000, maxBuffer: 64 * 1024 * 1024 });
-  if (r.error) throw new Error(`h2load could not run (${r.error.message}); install Debian's nghttp2-client (scripts/system-deps.sh)`);
-  if (r.status !== 0) throw new Error(`h2load exited ${r.status}:\n${r.stdout}\n${r.stderr}`);
+  ], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => { stdout += c.toString(); });
+  child.stderr.on('data', (c: Buffer) => { stderr = (stderr + c.toString()).slice(-8192); });
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.once('error', (err) => reject(new Error(`h2load could not run (${err.message}); install Debian's nghttp2-client (scripts/system-deps.sh)`)));
+    child.once('exit', resolve);
+  });
+  if (code !== 0) throw new Error(`h2load exited ${code}:\n${stdout}\n${stderr}`);
   // requests that never got an answer (stream or connection errors, timeouts) are in the summary only
-  const summary = /requests: .*, (\d+) errored, (\d+) timeout/.exec(r.stdout);
+  const summary = /requests: .*, (\d+) errored, (\d+) timeout/.exec(stdout);
   const unanswered = summary ? Number(summary[1]) + Number(summary[2]) : 0;
   return summarize(parseH2loadLog(readFileSync(logFile, 'utf8')), perClient * clients, o.seconds, unanswered);
 }

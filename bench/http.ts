@@ -240,7 +240,7 @@ async function main(): Promise<void> {
         const capacity = rows.find((r) => r.workers === workers && r.wrk.connections === AIM.connections)?.wrk.requestsPerSecond;
         if (i === o.workers.length - 1 && o.openS > 0 && capacity !== undefined) {
           await settle(server, floorPath);
-          const result = openLoop({ urls: paths.map((p) => server.url + p), rate: o.openShare * capacity, seconds: o.openS, workDir: dataDir });
+          const result = await openLoop({ urls: paths.map((p) => server.url + p), rate: o.openShare * capacity, seconds: o.openS, workDir: dataDir });
           open = { workers, load: loadavg()[0]!, result };
           log(`open loop at ${fmt(result.rate, 0)} requests/s: p50 ${fmt(result.latencyMs.p50)} ms, p99 ${fmt(result.latencyMs.p99)} ms, non-2xx ${result.non2xx}, unanswered ${result.failed}; load average ${load()}`);
         }
