@@ -24,16 +24,15 @@
  * On a shared machine, run it when the load average is below the core count, and compare rows within a
  * run: every row reports the 1-minute load average next to its figures.
  */
-import { mkdtempSync, readFileSync, existsSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openCorpora } from '../src/corpora/index.js';
-import { defaultCollectionPath, loadCollection, plainQuery, REPO_ROOT } from './dataset.js';
+import { defaultCollectionPath } from './dataset.js';
 import { openLoop, type OpenLoopResult } from './h2load.js';
 import { percentile, fmt } from './measure.js';
-import { seededQueries } from './queries.js';
 import {
-  arg, BENCH_CONFIG, httpsRequest, importCollection, load, log as logAs, machine, positional, settle, startServer, wrk,
+  arg, BENCH_CONFIG, httpsRequest, importCollection, load, loadQueryMix, log as logAs, machine, positional, recordSection, settle, startServer, wrk,
 } from './service-run.js';
 import { rotationScript, type WrkResult } from './wrk.js';
 
@@ -171,31 +170,9 @@ function section(o: Options, name: string, docs: number, queries: number, inproc
   return lines.join('\n');
 }
 
-/**
- * Writes the HTTP section into docs/benchmarks.md: replaces the previous one (between its markers), or
- * fills the placeholder under the file's `bench:http` heading, or appends the section with a heading.
- * Nothing outside the markers changes: the rest of the file belongs to the engine benchmarks.
- */
-function record(text: string): string {
-  const file = join(REPO_ROOT, 'docs', 'benchmarks.md');
-  const old = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmarks\n';
-  const a = old.indexOf(SECTION_START);
-  const b = old.indexOf(SECTION_END);
-  const placeholder = /^\*Reserved for the HTTP engineer[^\n]*\*$/m.exec(old);
-  let next: string;
-  if (a >= 0 && b > a) next = old.slice(0, a) + text + old.slice(b + SECTION_END.length);
-  else if (placeholder) next = old.slice(0, placeholder.index) + text + old.slice(placeholder.index + placeholder[0].length);
-  else if (/^## .*bench:http/m.test(old)) next = `${old.replace(/\n*$/, '\n')}\n${text}\n`;
-  else next = `${old.replace(/\n*$/, '\n')}\n${SECTION_HEADING}\n\n${text}\n`;
-  writeFileSync(file, next);
-  return file;
-}
-
 async function main(): Promise<void> {
   const o = options();
-  const collection = await loadCollection(o.path);
-  let queries = collection.queries.map((q) => plainQuery(q.text)).filter((q) => q !== '');
-  if (queries.length === 0) queries = seededQueries(collection.docs, 1000, 42).map((q) => q.q);
+  const { collection, queries } = await loadQueryMix(o.path);
   log(`${collection.name}: ${collection.docs.length} documents, ${queries.length} queries; ${machine()}; load average ${load()}`);
 
   const loadBefore = loadavg()[0]!;
@@ -252,7 +229,7 @@ async function main(): Promise<void> {
 
     const text = section(o, collection.name, imported.docs, queries.length, inproc, rows, open, floor, { before: loadBefore, after: loadavg()[0]! });
     console.log(text);
-    if (o.record) log(`recorded in ${record(text)}`);
+    if (o.record) log(`recorded in ${recordSection('benchmarks.md', SECTION_HEADING, { start: SECTION_START, end: SECTION_END }, text)}`);
     const bad = [...rows.filter((r) => r.wrk.non2xx > 0).map((r) => `${r.workers} workers at ${r.wrk.connections} connections (${r.wrk.non2xx})`),
       ...(open && open.result.non2xx + open.result.failed > 0 ? [`the open loop (${open.result.non2xx + open.result.failed})`] : [])];
     if (bad.length > 0) {

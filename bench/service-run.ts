@@ -5,15 +5,16 @@
  * certificate, wrk runs, and a line describing the machine.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { openCorpora } from '../src/corpora/index.js';
 import { readJsonl } from '../src/corpora/jsonl.js';
-import { REPO_ROOT } from './dataset.js';
+import { loadCollection, plainQuery, REPO_ROOT, type Collection } from './dataset.js';
 import { fmt } from './measure.js';
+import { seededQueries } from './queries.js';
 import { parseWrkOutput, type WrkResult } from './wrk.js';
 
 /** A JSONL line longer than this is skipped by the import (BEIR lines are a few KiB). */
@@ -40,6 +41,17 @@ export function arg(name: string): string | undefined {
 export function positional(valued: ReadonlySet<string>): string | undefined {
   const argv = process.argv.slice(2);
   return argv.find((a, i) => !a.startsWith('--') && !(i > 0 && valued.has(argv[i - 1]!.slice(2))));
+}
+
+/**
+ * The collection at `path` and its query mix: its own queries in plain OR form (the rule of the engine
+ * benchmark), or 1,000 seeded 1–3-word queries for a bare JSONL corpus.
+ */
+export async function loadQueryMix(path: string): Promise<{ collection: Collection; queries: string[] }> {
+  const collection = await loadCollection(path);
+  let queries = collection.queries.map((q) => plainQuery(q.text)).filter((q) => q !== '');
+  if (queries.length === 0) queries = seededQueries(collection.docs, 1000, 42).map((q) => q.q);
+  return { collection, queries };
 }
 
 /** The collection at `path` (a BEIR directory or a JSONL file) into the `web` corpus of `dataDir`. */
@@ -152,4 +164,25 @@ export function machine(): string {
 /** The 1-minute load average, formatted. */
 export function load(): string {
   return fmt(loadavg()[0]!, 1);
+}
+
+/**
+ * Writes a benchmark's section into a document of docs/: replaces the previous run's (between `start`
+ * and `end` markers, which `text` carries), else puts it under `heading`, else appends the heading and
+ * the section. Nothing outside the markers changes: the rest of the document belongs to others.
+ */
+export function recordSection(doc: string, heading: string, markers: { start: string; end: string }, text: string): string {
+  const file = join(REPO_ROOT, 'docs', doc);
+  const old = existsSync(file) ? readFileSync(file, 'utf8') : '';
+  const a = old.indexOf(markers.start);
+  const b = old.indexOf(markers.end);
+  const under = old.indexOf(`\n${heading}\n`);
+  let next: string;
+  if (a >= 0 && b > a) next = old.slice(0, a) + text + old.slice(b + markers.end.length);
+  else if (under >= 0) {
+    const at = under + heading.length + 2;
+    next = `${old.slice(0, at)}\n${text}\n${old.slice(at)}`;
+  } else next = `${old.replace(/\n*$/, '\n')}\n${heading}\n\n${text}\n`;
+  writeFileSync(file, next);
+  return file;
 }

@@ -18,16 +18,15 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as tar from 'tar';
-import { defaultCollectionPath, loadCollection, plainQuery, REPO_ROOT, type CorpusDoc } from './dataset.js';
+import { defaultCollectionPath, REPO_ROOT, type CorpusDoc } from './dataset.js';
 import { openLoop, type OpenLoopResult } from './h2load.js';
 import { fmt } from './measure.js';
-import { seededQueries } from './queries.js';
 import {
-  arg, httpsRequest, importCollection, load, log as logAs, machine, positional, rssOf, settle, startServer, wrk, type Server,
+  arg, httpsRequest, importCollection, load, loadQueryMix, log as logAs, machine, positional, recordSection, rssOf, settle, startServer, wrk, type Server,
 } from './service-run.js';
 import { rotationScript } from './wrk.js';
 
@@ -206,27 +205,9 @@ function section(o: Options, name: string, docs: number, capacity: number, rate:
   return lines.join('\n');
 }
 
-/** Writes the section into docs/reliability.md under its heading, replacing the previous run's. */
-function record(text: string): string {
-  const file = join(REPO_ROOT, 'docs', 'reliability.md');
-  const old = existsSync(file) ? readFileSync(file, 'utf8') : '# Reliability\n';
-  const a = old.indexOf(SECTION_START);
-  const b = old.indexOf(SECTION_END);
-  let next: string;
-  if (a >= 0 && b > a) next = old.slice(0, a) + text + old.slice(b + SECTION_END.length);
-  else if (old.includes(`\n${SECTION_HEADING}\n`)) {
-    const at = old.indexOf(`\n${SECTION_HEADING}\n`) + SECTION_HEADING.length + 2;
-    next = `${old.slice(0, at)}\n${text}\n${old.slice(at)}`;
-  } else next = `${old.replace(/\n*$/, '\n')}\n${SECTION_HEADING}\n\n${text}\n`;
-  writeFileSync(file, next);
-  return file;
-}
-
 async function main(): Promise<void> {
   const o = options();
-  const collection = await loadCollection(o.path);
-  let queries = collection.queries.map((q) => plainQuery(q.text)).filter((q) => q !== '');
-  if (queries.length === 0) queries = seededQueries(collection.docs, 1000, 42).map((q) => q.q);
+  const { collection, queries } = await loadQueryMix(o.path);
   log(`${collection.name}: ${collection.docs.length} documents, ${queries.length} queries; ${o.minutes} minutes; ${machine()}; load average ${load()}`);
   const loadBefore = loadavg()[0]!;
   const workDir = mkdtempSync(join(tmpdir(), 'quarry-soak-'));
@@ -279,7 +260,7 @@ async function main(): Promise<void> {
       }
       const text = section(o, collection.name, imported.docs, capacity, rate, minutes, { before: loadBefore, after: loadavg()[0]! });
       console.log(text);
-      if (o.record) log(`recorded in ${record(text)}`);
+      if (o.record) log(`recorded in ${recordSection('reliability.md', SECTION_HEADING, { start: SECTION_START, end: SECTION_END }, text)}`);
       if (!text.includes('errors: **0**')) process.exitCode = 1;
     } finally {
       const code = await server.stop();
