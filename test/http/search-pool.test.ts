@@ -7,11 +7,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Index } from '../../src/engine/index.js';
 import { indexDir } from '../../src/kernel/data-dir.js';
 import { QuarryError } from '../../src/kernel/errors.js';
+import { resolveSearchConfig } from '../../src/search/config.js';
 import { SearchPool } from '../../src/search/pool.js';
 import { SLOW_QUERY, writeSlowCorpus } from '../support/slow-corpus.js';
 import { startServer } from '../support/server.js';
@@ -98,5 +99,13 @@ test('a search that would take seconds is cut at its budget with 503 while other
   } finally {
     await srv.stop();
     rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('the search configuration: one worker per core by default, 0 allowed, anything else refused by name', () => {
+  assert.deepEqual(resolveSearchConfig({}), { workers: availableParallelism() });
+  assert.deepEqual(resolveSearchConfig({ workers: 0, budgetMs: 250 }), { workers: 0, budgetMs: 250 });
+  for (const bad of [{ workers: -1 }, { workers: 1.5 }, { workers: '2' }, { budgetMs: 0 }, { budgetMs: 'soon' }, { threads: 2 }]) {
+    assert.throws(() => resolveSearchConfig(bad), (err: unknown) => QuarryError.is(err) && err.code === 'bad_request', JSON.stringify(bad));
   }
 });
