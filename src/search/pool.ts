@@ -51,6 +51,9 @@ export class SearchPool {
       maxThreads: options.workers,
       idleTimeout: Infinity,
       concurrentTasksPerWorker: 1,
+      // a task that finds every worker busy goes back to the head of the queue, not its tail: arrival order
+      // is kept, so no search waits behind those that came after it (no convoys)
+      stricterFIFO: true,
       workerData,
     });
   }
