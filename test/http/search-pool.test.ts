@@ -73,6 +73,28 @@ test('the pool answers search, doc and suggest as the engine does, and sees each
   }
 });
 
+test('searches are answered in the order they arrived: none is overtaken while it waits for a worker', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'quarry-pool-'));
+  const index = await Index.open(indexDir(dataDir, 'web'));
+  const pool = new SearchPool({ dataDir, workers: 1 });
+  try {
+    const writer = await index.openWriter();
+    for (const d of DOCS) writer.upsert(d);
+    const { generation } = await writer.commit();
+    await writer.close();
+    await pool.warm(['web']);
+    const searcher = pool.searcher('web', generation);
+    const answered: number[] = [];
+    // One worker: the first search runs at once, the other eleven queue behind it.
+    await Promise.all(Array.from({ length: 12 }, (_, i) => Promise.resolve(searcher.search('quarries', {})).then(() => { answered.push(i); })));
+    assert.deepEqual(answered, Array.from({ length: 12 }, (_, i) => i));
+  } finally {
+    await pool.close();
+    await index.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
 test('a search that would take seconds is cut at its budget with 503 while other searches are answered', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'quarry-pool-'));
   await writeSlowCorpus(indexDir(dataDir, 'web'));
