@@ -1,6 +1,6 @@
 /**
  * `npm run bench:http [-- <BEIR dir | corpus.jsonl>] [--workers 0,1,N] [--connections 32] [--duration S]
- *  [--open S] [--open-share 0.7] [--threads N] [--inproc S] [--floor S] [--record]`
+ *  [--rounds N] [--open S] [--open-share 0.7] [--threads N] [--inproc S] [--floor S] [--record]`
  *
  * The service's search throughput and latency over HTTPS, with searches on the event loop and on the
  * search pool, in one run on one machine:
@@ -9,13 +9,16 @@
  *   2. measures the engine in process: `searcher.search` over the query mix, with the options of
  *      `GET /api/search` (page 0, 20 results, snippets), one thread, after a warm-up pass;
  *   3. for each search-worker count (`--workers`, default `0,1,<cores>`: 0 = every search on the event
- *      loop, the single-threaded server), starts the real server (`quarry serve --json --search-workers W`,
- *      rate limit off) and runs Debian's `wrk` (closed loop, HTTP/1.1 over TLS) against
- *      `GET /api/search?scope=web&q=…` at each connection count, rotating over the query mix, after a
- *      warm-up run; with the last (the pool) it also runs an open loop: `h2load` (HTTP/2 over TLS) at a
- *      constant arrival rate of `--open-share` (70%) of the throughput just measured at 32 connections;
- *   4. with the first server, runs wrk once with a query that matches nothing: the HTTP layer alone;
- *   5. prints every row with the machine's load average when it ran, and the aims: at 32 connections the
+ *      loop, the single-threaded server), starts a real server (`quarry serve --json --search-workers W`,
+ *      rate limit off) on its own copy of the data directory, all at once, and warms each up;
+ *   4. runs Debian's `wrk` (closed loop, HTTP/1.1 over TLS) against `GET /api/search?scope=web&q=…` at each
+ *      connection count, rotating over the query mix, on each server in turn, `--rounds` times: the servers
+ *      take turns so that a change in the machine's other load falls on all of them, and the figures
+ *      compared are medians over the rounds (each round's ratio is taken within the round);
+ *   5. with the last server (the pool), runs an open loop: `h2load` (HTTP/2 over TLS) at a constant arrival
+ *      rate of `--open-share` (70%) of its median throughput at 32 connections;
+ *   6. with the first server, runs wrk once with a query that matches nothing: the HTTP layer alone;
+ *   7. prints every row with the machine's load average when it ran, and the aims: at 32 connections the
  *      pool's throughput ≥ 1.6× the single-threaded server's, its p99 ≤ 2× its mean (no convoys), and the
  *      open loop's p99 ≤ 10 ms. `--record` writes the section into docs/benchmarks.md.
  *
@@ -24,7 +27,7 @@
  * On a shared machine, run it when the load average is below the core count, and compare rows within a
  * run: every row reports the 1-minute load average next to its figures.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openCorpora } from '../src/corpora/index.js';
@@ -32,7 +35,7 @@ import { defaultCollectionPath } from './dataset.js';
 import { openLoop, type OpenLoopResult } from './h2load.js';
 import { percentile, fmt } from './measure.js';
 import {
-  arg, BENCH_CONFIG, httpsRequest, importCollection, load, loadQueryMix, log as logAs, machine, positional, recordSection, settle, startServer, wrk,
+  arg, BENCH_CONFIG, httpsRequest, importCollection, load, loadQueryMix, log as logAs, machine, positional, recordSection, settle, startServer, wrk, type Server,
 } from './service-run.js';
 import { rotationScript, type WrkResult } from './wrk.js';
 
@@ -58,6 +61,8 @@ interface Options {
   /** Arrival rate of the open loop, as a share of the closed-loop throughput at 32 connections. */
   openShare: number;
   connections: number[];
+  /** Times each server is measured at each connection count, in turn with the others. */
+  rounds: number;
   /** Search-worker counts, one server each; the last is the pool the open loop measures. */
   workers: number[];
   threads: number;
@@ -65,13 +70,14 @@ interface Options {
 }
 
 function options(): Options {
-  const valued = new Set(['duration', 'connections', 'threads', 'inproc', 'warmup', 'floor', 'workers', 'open', 'open-share']);
+  const valued = new Set(['duration', 'connections', 'threads', 'inproc', 'warmup', 'floor', 'workers', 'open', 'open-share', 'rounds']);
   const path = positional(valued) ?? defaultCollectionPath('scifact');
   if (!path) throw new Error('no collection given and ../shared/data/scifact is absent: npm run bench:http -- <BEIR dir | corpus.jsonl>');
   const list = (raw: string) => raw.split(',').map(Number);
   return {
     path,
-    durationS: Number(arg('duration') ?? 10),
+    durationS: Number(arg('duration') ?? 6),
+    rounds: Number(arg('rounds') ?? 3),
     warmupS: Number(arg('warmup') ?? 3),
     inprocS: Number(arg('inproc') ?? 5),
     floorS: Number(arg('floor') ?? 5),
@@ -111,7 +117,7 @@ async function measureInProcess(dataDir: string, queries: readonly string[], sec
   }
 }
 
-interface Row { workers: number; load: number; wrk: WrkResult }
+interface Row { round: number; workers: number; load: number; wrk: WrkResult }
 interface OpenRow { workers: number; load: number; result: OpenLoopResult }
 
 const workersLabel = (w: number) => (w === 0 ? '0 (event loop)' : String(w));
@@ -123,7 +129,7 @@ function section(o: Options, name: string, docs: number, queries: number, inproc
     `\`npm run bench:http\` (bench/http.ts), ${new Date().toISOString().slice(0, 10)}: ${name}, ${docs} documents in the \`web\` corpus,`,
     `${queries} queries (plain OR form, URL-encoded, in rotation) against \`GET /api/search?scope=web&q=…\` of a real`,
     `\`quarry serve\` process over TLS 1.3 on loopback (rate limit off), one server per search-worker count.`,
-    `Closed loop: Debian's \`wrk\` (HTTP/1.1, ${o.threads} thread${o.threads === 1 ? '' : 's'}, ${o.durationS} s per row after a ${o.warmupS} s warm-up).`,
+    `Closed loop: Debian's \`wrk\` (HTTP/1.1, ${o.threads} thread${o.threads === 1 ? '' : 's'}, ${o.durationS} s per row after a warm-up), the servers in turn, ${o.rounds} round${o.rounds === 1 ? '' : 's'}.`,
     `Open loop: \`h2load --rps\` (HTTP/2, constant arrival rate, ${o.openS} s). In-process: \`searcher.search\` over the same mix`,
     `with the handler's options (page 0, 20 results, snippets), one thread, ${o.inprocS} s. ${machine()}.`,
     `Server, load generators and the benchmark share the machine's cores. Load average (1-minute): ${fmt(loads.before, 1)} before the run,`,
@@ -131,17 +137,17 @@ function section(o: Options, name: string, docs: number, queries: number, inproc
     '',
     `In-process: **${fmt(inproc.qps, 0)} searches/s** (p50 ${fmt(inproc.p50Ms)} ms, p99 ${fmt(inproc.p99Ms)} ms).`,
     '',
-    '| search workers | connections | requests/s | mean ms | p50 ms | p99 ms | max ms | p99 / mean | non-2xx | socket errors | load avg |',
-    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
-    ...rows.map(({ workers, load: l, wrk: r }) => {
+    '| round | search workers | connections | requests/s | mean ms | p50 ms | p99 ms | max ms | p99 / mean | non-2xx | socket errors | load avg |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...rows.map(({ round, workers, load: l, wrk: r }) => {
       const errors = r.socketErrors.connect + r.socketErrors.read + r.socketErrors.write + r.socketErrors.timeout;
-      return `| ${workersLabel(workers)} | ${r.connections} | ${fmt(r.requestsPerSecond, 0)} | ${fmt(r.latencyMs.mean)} | ${fmt(r.latencyMs.p50)} | ${fmt(r.latencyMs.p99)} | ${fmt(r.latencyMs.max)} | ${fmt(r.latencyMs.p99 / r.latencyMs.mean)} | ${r.non2xx} | ${errors} | ${fmt(l, 1)} |`;
+      return `| ${round} | ${workersLabel(workers)} | ${r.connections} | ${fmt(r.requestsPerSecond, 0)} | ${fmt(r.latencyMs.mean)} | ${fmt(r.latencyMs.p50)} | ${fmt(r.latencyMs.p99)} | ${fmt(r.latencyMs.max)} | ${fmt(r.latencyMs.p99 / r.latencyMs.mean)} | ${r.non2xx} | ${errors} | ${fmt(l, 1)} |`;
     }),
     '',
   ];
   if (open) {
     const r = open.result;
-    lines.push(`Open loop, ${workersLabel(open.workers)} search workers, ${fmt(r.rate, 0)} requests/s asked (${fmt(100 * o.openShare, 0)}% of the closed-loop throughput at ${AIM.connections} connections), `
+    lines.push(`Open loop, ${workersLabel(open.workers)} search workers, ${fmt(r.rate, 0)} requests/s asked (${fmt(100 * o.openShare, 0)}% of its median closed-loop throughput at ${AIM.connections} connections), `
       + `${fmt(r.achieved, 0)} answered per second: mean ${fmt(r.latencyMs.mean)} ms, p50 ${fmt(r.latencyMs.p50)} ms, p90 ${fmt(r.latencyMs.p90)} ms, **p99 ${fmt(r.latencyMs.p99)} ms**, max ${fmt(r.latencyMs.max)} ms; `
       + `non-2xx ${r.non2xx}, unanswered ${r.failed}; load average ${fmt(open.load, 1)}.`, '');
   }
@@ -149,23 +155,30 @@ function section(o: Options, name: string, docs: number, queries: number, inproc
     lines.push(`The HTTP layer alone (a query that matches nothing, so the engine does almost no work; ${floor.connections} connections, searches on the event loop): `
       + `${fmt(floor.requestsPerSecond, 0)} requests/s, p50 ${fmt(floor.latencyMs.p50)} ms, p99 ${fmt(floor.latencyMs.p99)} ms, non-2xx ${floor.non2xx}.`, '');
   }
-  const at = (w: number) => rows.find((r) => r.workers === w && r.wrk.connections === AIM.connections)?.wrk;
+  const at = (w: number, round: number) => rows.find((r) => r.workers === w && r.round === round && r.wrk.connections === AIM.connections)?.wrk;
+  const rounds = [...new Set(rows.map((r) => r.round))];
+  /** The median over the rounds of `f`, for the rounds where it is defined. */
+  const median = (f: (round: number) => number | undefined): number | undefined => {
+    const xs = rounds.map(f).filter((x): x is number => x !== undefined).sort((a, b) => a - b);
+    return xs.length === 0 ? undefined : xs.length % 2 === 1 ? xs[(xs.length - 1) / 2] : (xs[xs.length / 2 - 1]! + xs[xs.length / 2]!) / 2;
+  };
   const pool = o.workers.at(-1)!;
-  const poolRow = at(pool);
-  const single = at(0);
   const aims: string[] = [];
-  if (poolRow && single && pool !== 0) {
-    const speedup = poolRow.requestsPerSecond / single.requestsPerSecond;
-    aims.push(`throughput with ${pool} search workers ÷ on the event loop: **${fmt(speedup)}×** (aim ≥ ${AIM.minSpeedup}×: ${speedup >= AIM.minSpeedup ? 'met' : 'not met'})`);
-    const one = at(1);
-    if (one && pool !== 1) aims.push(`÷ with 1 search worker: ${fmt(poolRow.requestsPerSecond / one.requestsPerSecond)}×`);
-  }
-  if (poolRow) {
-    const spread = poolRow.latencyMs.p99 / poolRow.latencyMs.mean;
-    aims.push(`p99 ÷ mean with ${pool} search workers: **${fmt(spread)}** (aim ≤ ${AIM.maxP99OverMean}: ${spread <= AIM.maxP99OverMean ? 'met' : 'not met'})`);
-  }
+  const throughputs = o.workers.map((w) => `${workersLabel(w)}: ${fmt(median((r) => at(w, r)?.requestsPerSecond) ?? NaN, 0)}`);
+  aims.push(`median requests/s by search workers — ${throughputs.join(', ')}`);
+  const ratio = (w: number) => median((r) => {
+    const a = at(pool, r);
+    const b = at(w, r);
+    return a && b ? a.requestsPerSecond / b.requestsPerSecond : undefined;
+  });
+  const speedup = pool !== 0 ? ratio(0) : undefined;
+  if (speedup !== undefined) aims.push(`throughput with ${pool} search workers ÷ on the event loop (median of the rounds' ratios): **${fmt(speedup)}×** (aim ≥ ${AIM.minSpeedup}×: ${speedup >= AIM.minSpeedup ? 'met' : 'not met'})`);
+  const overOne = pool !== 1 ? ratio(1) : undefined;
+  if (overOne !== undefined) aims.push(`÷ with 1 search worker: ${fmt(overOne)}×`);
+  const spread = median((r) => { const a = at(pool, r); return a ? a.latencyMs.p99 / a.latencyMs.mean : undefined; });
+  if (spread !== undefined) aims.push(`p99 ÷ mean with ${pool} search workers (median): **${fmt(spread)}** (aim ≤ ${AIM.maxP99OverMean}: ${spread <= AIM.maxP99OverMean ? 'met' : 'not met'})`);
   if (open) aims.push(`open-loop p99: **${fmt(open.result.latencyMs.p99)} ms** (aim ≤ ${AIM.maxOpenP99Ms} ms: ${open.result.latencyMs.p99 <= AIM.maxOpenP99Ms ? 'met' : 'not met'})`);
-  if (aims.length > 0) lines.push(`At ${AIM.connections} connections: ${aims.join('; ')}.`, '');
+  lines.push(`At ${AIM.connections} connections: ${aims.join('; ')}.`, '');
   lines.push(SECTION_END);
   return lines.join('\n');
 }
@@ -191,12 +204,17 @@ async function main(): Promise<void> {
     const floorScript = join(dataDir, 'floor.lua');
     writeFileSync(floorScript, rotationScript([floorPath]));
 
+    // One server per worker count, each on its own copy of the data directory, all started before any is measured.
+    const servers: { workers: number; server: Server }[] = [];
     const rows: Row[] = [];
     let floor: WrkResult | undefined;
     let open: OpenRow | undefined;
-    for (const [i, workers] of o.workers.entries()) {
-      const server = await startServer(dataDir, workers);
-      try {
+    try {
+      for (const [i, workers] of o.workers.entries()) {
+        const dir = i === 0 ? dataDir : `${dataDir}-${i}`;
+        if (i > 0) cpSync(dataDir, dir, { recursive: true });
+        const server = await startServer(dir, workers);
+        servers.push({ workers, server });
         log(`server with ${workers} search workers ready at ${server.url}; load average ${load()}`);
         const probe = await httpsRequest(server.url + paths[0], server.ca);
         const found = (JSON.parse(probe.body) as { nresults?: number }).nresults;
@@ -208,29 +226,38 @@ async function main(): Promise<void> {
           log(`HTTP layer alone: ${fmt(floor.requestsPerSecond, 0)} requests/s, p99 ${fmt(floor.latencyMs.p99)} ms`);
         }
         if (o.warmupS > 0) wrk(server.url, script, 8, o.threads, o.warmupS);
-        for (const c of o.connections) {
-          await settle(server, floorPath);
-          const r = wrk(server.url, script, c, o.threads, o.durationS);
-          rows.push({ workers, load: loadavg()[0]!, wrk: r });
-          log(`${workers} workers, ${c} connections: ${fmt(r.requestsPerSecond, 0)} requests/s, mean ${fmt(r.latencyMs.mean)} ms, p99 ${fmt(r.latencyMs.p99)} ms, non-2xx ${r.non2xx}; load average ${load()}`);
-        }
-        const capacity = rows.find((r) => r.workers === workers && r.wrk.connections === AIM.connections)?.wrk.requestsPerSecond;
-        if (i === o.workers.length - 1 && o.openS > 0 && capacity !== undefined) {
-          await settle(server, floorPath);
-          const result = await openLoop({ urls: paths.map((p) => server.url + p), rate: o.openShare * capacity, seconds: o.openS, workDir: dataDir });
-          open = { workers, load: loadavg()[0]!, result };
-          log(`open loop at ${fmt(result.rate, 0)} requests/s: p50 ${fmt(result.latencyMs.p50)} ms, p99 ${fmt(result.latencyMs.p99)} ms, non-2xx ${result.non2xx}, unanswered ${result.failed}; load average ${load()}`);
-        }
-      } finally {
-        const code = await server.stop();
-        if (code !== 0) log(`warning: the server exited with ${code} on SIGTERM`);
       }
+      for (let round = 1; round <= o.rounds; round++) {
+        for (const c of o.connections) {
+          for (const { workers, server } of servers) {
+            await settle(server, floorPath);
+            const r = wrk(server.url, script, c, o.threads, o.durationS);
+            rows.push({ round, workers, load: loadavg()[0]!, wrk: r });
+            log(`round ${round}, ${workers} workers, ${c} connections: ${fmt(r.requestsPerSecond, 0)} requests/s, mean ${fmt(r.latencyMs.mean)} ms, p99 ${fmt(r.latencyMs.p99)} ms, non-2xx ${r.non2xx}; load average ${load()}`);
+          }
+        }
+      }
+      const { workers, server } = servers.at(-1)!;
+      const capacities = rows.filter((r) => r.workers === workers && r.wrk.connections === AIM.connections).map((r) => r.wrk.requestsPerSecond).sort((a, b) => a - b);
+      if (o.openS > 0 && capacities.length > 0) {
+        const capacity = capacities[Math.floor(capacities.length / 2)]!;
+        await settle(server, floorPath);
+        const result = await openLoop({ urls: paths.map((p) => server.url + p), rate: o.openShare * capacity, seconds: o.openS, workDir: dataDir });
+        open = { workers, load: loadavg()[0]!, result };
+        log(`open loop at ${fmt(result.rate, 0)} requests/s: p50 ${fmt(result.latencyMs.p50)} ms, p99 ${fmt(result.latencyMs.p99)} ms, non-2xx ${result.non2xx}, unanswered ${result.failed}; load average ${load()}`);
+      }
+    } finally {
+      for (const { workers, server } of servers) {
+        const code = await server.stop();
+        if (code !== 0) log(`warning: the server with ${workers} search workers exited with ${code} on SIGTERM`);
+      }
+      for (let i = 1; i < o.workers.length; i++) rmSync(`${dataDir}-${i}`, { recursive: true, force: true });
     }
 
     const text = section(o, collection.name, imported.docs, queries.length, inproc, rows, open, floor, { before: loadBefore, after: loadavg()[0]! });
     console.log(text);
     if (o.record) log(`recorded in ${recordSection('benchmarks.md', SECTION_HEADING, { start: SECTION_START, end: SECTION_END }, text)}`);
-    const bad = [...rows.filter((r) => r.wrk.non2xx > 0).map((r) => `${r.workers} workers at ${r.wrk.connections} connections (${r.wrk.non2xx})`),
+    const bad = [...rows.filter((r) => r.wrk.non2xx > 0).map((r) => `${r.workers} workers at ${r.wrk.connections} connections, round ${r.round} (${r.wrk.non2xx})`),
       ...(open && open.result.non2xx + open.result.failed > 0 ? [`the open loop (${open.result.non2xx + open.result.failed})`] : [])];
     if (bad.length > 0) {
       log(`failed requests: ${bad.join(', ')}: must be 0`);
