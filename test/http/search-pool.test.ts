@@ -14,6 +14,8 @@ import { indexDir } from '../../src/kernel/data-dir.js';
 import { QuarryError } from '../../src/kernel/errors.js';
 import { resolveSearchConfig } from '../../src/search/config.js';
 import { SearchPool } from '../../src/search/pool.js';
+import { SearchService } from '../../src/search/service.js';
+import { LOCAL_OPERATOR } from '../../src/kernel/principal.js';
 import { SLOW_QUERY, writeSlowCorpus } from '../support/slow-corpus.js';
 import { startServer } from '../support/server.js';
 import { connect } from '../support/client.js';
@@ -88,6 +90,28 @@ test('searches are answered in the order they arrived: none is overtaken while i
     // One worker: the first search runs at once, the other eleven queue behind it.
     await Promise.all(Array.from({ length: 12 }, (_, i) => Promise.resolve(searcher.search('quarries', {})).then(() => { answered.push(i); })));
     assert.deepEqual(answered, Array.from({ length: 12 }, (_, i) => i));
+  } finally {
+    await pool.close();
+    await index.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test("the caller's deadline (the request timeout) stops a search on the pool as the budget does", async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'quarry-pool-'));
+  await writeSlowCorpus(indexDir(dataDir, 'web'));
+  const index = await Index.open(indexDir(dataDir, 'web'));
+  const pool = new SearchPool({ dataDir, workers: 1 });
+  try {
+    const service = new SearchService(pool.source({ searcher: () => index.searcher() }));
+    await assert.rejects(service.search(LOCAL_OPERATOR, { q: SLOW_QUERY, scope: 'web' }, { deadline: Date.now() + 50 }), (err: unknown) => {
+      assert.ok(QuarryError.is(err));
+      assert.equal(err.code, 'unavailable');
+      assert.match(err.message, /time budget/);
+      return true;
+    });
+    // The one worker is free again.
+    assert.equal((await service.search(LOCAL_OPERATOR, { q: 'omega', scope: 'web' })).total, 400);
   } finally {
     await pool.close();
     await index.close();
