@@ -15,7 +15,7 @@ export interface OpenLoopOptions {
   /** Requests per second over all clients. */
   rate: number;
   seconds: number;
-  /** Client connections (HTTP/2 sessions). Default 16. */
+  /** Client connections (HTTP/2 sessions), at most; fewer below 10 requests/s per client. Default 16. */
   clients?: number;
   /** Streams each client may have in flight. Default 8. */
   streams?: number;
@@ -63,7 +63,8 @@ export function summarize(entries: readonly { status: number; latencyMs: number 
 
 /** Runs h2load in a child process (the caller's event loop stays free: the soak drives other traffic beside it). */
 export async function openLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
-  const clients = o.clients ?? 16;
+  // h2load takes a whole rate per client: fewer clients at low rates keep the total close to the one asked
+  const clients = Math.max(1, Math.min(o.clients ?? 16, Math.round(o.rate / 10)));
   const name = o.name ?? 'open-loop';
   const urlFile = `${o.workDir}/${name}.urls`;
   const logFile = `${o.workDir}/${name}.log`;

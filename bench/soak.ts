@@ -179,7 +179,7 @@ function section(o: Options, name: string, docs: number, capacity: number, rate:
     SECTION_START,
     `\`npm run soak -- --minutes ${o.minutes}\` (bench/soak.ts), ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC: ${name}, ${docs} documents in the \`web\` corpus,`,
     `a real \`quarry serve\` with ${o.workers} search worker${o.workers === 1 ? '' : 's'} over TLS on loopback. Capacity measured first: ${fmt(capacity, 0)} searches/s`,
-    `(wrk, ${CONNECTIONS} connections, ${o.measureS} s); then searches at ${fmt(100 * o.share, 0)}% of it (${fmt(rate, 0)}/s asked, \`h2load --rps\`, HTTP/2), a \`quarry import\``,
+    `(wrk, ${CONNECTIONS} connections, ${o.measureS} s); then searches at ${fmt(100 * o.share, 0)}% of it (${fmt(minutes[0]?.search.rate ?? rate, 0)}/s asked, \`h2load --rps\`, HTTP/2), a \`quarry import\``,
     `of ${IMPORT_DOCS} documents every ${o.everyS} s (each followed until searchable) and an upload + deploy of \`${DEPLOY_TARGET}\` every ${o.everyS} s. ${machine()}.`,
     `Load average (1-minute) ${fmt(loads.before, 1)} before, ${fmt(loads.after, 1)} after, and per minute below.`,
     '',
