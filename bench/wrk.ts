@@ -11,8 +11,8 @@ export interface WrkResult {
   requests: number;
   durationSeconds: number;
   requestsPerSecond: number;
-  /** Latency percentiles from `--latency`, in milliseconds. */
-  latencyMs: { p50: number; p75: number; p90: number; p99: number; max: number };
+  /** Mean latency and percentiles from `--latency`, in milliseconds. */
+  latencyMs: { mean: number; p50: number; p75: number; p90: number; p99: number; max: number };
   /** Responses with status ≥ 400 (wrk's "Non-2xx or 3xx responses"; Quarry's API never redirects). */
   non2xx: number;
   socketErrors: { connect: number; read: number; write: number; timeout: number };
@@ -46,7 +46,7 @@ export function parseWrkOutput(out: string): WrkResult {
     requests: Number(total[1]),
     durationSeconds: parseDurationMs(total[2]!) / 1000,
     requestsPerSecond: Number(rps[1]),
-    latencyMs: { p50: pct('50'), p75: pct('75'), p90: pct('90'), p99: pct('99'), max: parseDurationMs(latencyLine[3]!) },
+    latencyMs: { mean: parseDurationMs(latencyLine[1]!), p50: pct('50'), p75: pct('75'), p90: pct('90'), p99: pct('99'), max: parseDurationMs(latencyLine[3]!) },
     non2xx: non2xx ? Number(non2xx[1]) : 0,
     socketErrors: socket
       ? { connect: Number(socket[1]), read: Number(socket[2]), write: Number(socket[3]), timeout: Number(socket[4]) }

@@ -12,6 +12,7 @@ command -v curl     >/dev/null || need+=(curl)
 # The binary RPC's third-party client test runs Debian's python3 with its protobuf package.
 /usr/bin/python3 -c 'import google.protobuf' 2>/dev/null || need+=(python3-protobuf)
 [ -d /usr/share/doc/python3.11/html/library ] || need+=(python3.11-doc)   # real HTML the crawler tests serve
+command -v h2load   >/dev/null || need+=(nghttp2-client)
 [ ${#need[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
   echo "system-deps: missing ${need[*]}; install them (Debian: apt-get install ${need[*]})" >&2

@@ -32,9 +32,12 @@ import { maturityRoutes } from './rest/maturity.js';
 import { searchRoutes } from './rest/search.js';
 import { loadContract } from './rpc/contract.js';
 import { rpcRoutes } from './rpc/routes.js';
-import { SearchService, type SearcherSource } from './search/service.js';
 import { createMcpFace } from './mcp/index.js';
 import { RollupService, crawlFigures } from './rollup/service.js';
+import { resolveSearchConfig } from './search/config.js';
+import { SearchPool } from './search/pool.js';
+import { SearchService, type SearcherSource } from './search/service.js';
+import { isScope, SCOPES } from './kernel/scope.js';
 import { QuarryServer, consoleLogger, type Logger } from './http/server.js';
 import { ensureTls, loadTls, type TlsMaterial } from './http/tls.js';
 import { openDb, type Db } from './store/db.js';
@@ -134,7 +137,20 @@ async function startServiceWith(options: ServiceOptions, closers: (() => Promise
       return corpora.searcher(scope);
     },
   };
-  const searchService = new SearchService(search);
+  // Searches, document fetches and completions run on a pool of worker threads (none: on this thread).
+  const searchConfig = resolveSearchConfig(section('search'));
+  let pool: SearchPool | undefined;
+  if (searchConfig.workers > 0) {
+    const opened = new SearchPool({ dataDir, workers: searchConfig.workers });
+    pool = opened;
+    closers.push(() => opened.close());
+    closers.push(bus.subscribe((e) => {
+      const scope = e.data['scope'];
+      if (e.kind === 'index.committed' && typeof scope === 'string' && isScope(scope)) opened.committed(scope, Number(e.data['generation']));
+    }));
+  }
+  const limits = searchConfig.budgetMs === undefined ? {} : { budgetMs: searchConfig.budgetMs };
+  const searchService = new SearchService(pool ? pool.source(search) : search, limits);
   groups.push(searchRoutes(searchService));
   groups.push(eventRoutes(new EventsService(bus)));
 
@@ -198,6 +214,7 @@ async function startServiceWith(options: ServiceOptions, closers: (() => Promise
     if (closed) return;
     await opened.ensureOwnIndexed(options.onIndexProgress);
     if (closed) throw new UnavailableError('The service stopped before the own corpus was indexed.');
+    await pool?.warm(SCOPES);
     ownReady = true;
     // Flags fetched before a crash but not yet copied: copied now; the rest wait for the crawler.
     await trusted.recover().catch((err: unknown) => log.error('quarry: recovering pending trusted flags failed', err));

@@ -23,7 +23,7 @@ export async function run(args: string[]): Promise<number> {
     const cid = parseCid(positionals[0]); // a malformed CID is a usage mistake, whether or not the index exists
     const { service, close } = await openSearchService(resolveDataDir(values.data), scope);
     try {
-      const d = service.doc(LOCAL_OPERATOR, { cid: cid.toString(), scope: wireScope(scope) });
+      const d = await service.doc(LOCAL_OPERATOR, { cid: cid.toString(), scope: wireScope(scope) });
       if (json) printJsonLine(d);
       if (!d.found) {
         process.stderr.write(`quarry doc: ${d.error.message}\n`);

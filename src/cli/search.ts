@@ -23,7 +23,7 @@ export async function run(args: string[]): Promise<number> {
     const page = intOption('page', values.page) ?? 0;
     const { service, close } = await openSearchService(resolveDataDir(values.data), scope);
     try {
-      const r = service.search(LOCAL_OPERATOR, { q, scope: wireScope(scope), page });
+      const r = await service.search(LOCAL_OPERATOR, { q, scope: wireScope(scope), page });
       if (json) {
         printJsonLine(r);
         return EXIT_OK;

@@ -21,6 +21,7 @@ const HELP = `usage: quarry serve [options]
   --rate-limit N    requests per second per client, decimals allowed (default 100, or QUARRY_RATE_LIMIT); 0 turns it off
   --rate-burst N    burst size of the rate limit (default 200, or QUARRY_RATE_BURST)
   --drain-timeout S seconds SIGTERM waits for in-flight requests (default 10)
+  --search-workers N threads that run searches (default one per core, or QUARRY_SEARCH_WORKERS); 0 runs them on the event loop
   --json            print machine-readable JSON lines instead of prose
 `;
 
@@ -84,6 +85,7 @@ async function serve(args: string[]): Promise<number> {
     port: { type: 'string' }, host: { type: 'string' }, data: { type: 'string' },
     cert: { type: 'string' }, key: { type: 'string' }, config: { type: 'string' },
     'rate-limit': { type: 'string' }, 'rate-burst': { type: 'string' }, 'drain-timeout': { type: 'string' },
+    'search-workers': { type: 'string' },
     json: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false },
   }, false);
   if (values.help) {
@@ -99,6 +101,11 @@ async function serve(args: string[]): Promise<number> {
 
   const configFile = values.config ?? env.QUARRY_CONFIG;
   const config = configFile ? readConfigFile(configFile) : {};
+  const workers = intOption('--search-workers', values['search-workers'] ?? env.QUARRY_SEARCH_WORKERS);
+  if (workers !== undefined) {
+    const search = typeof config.search === 'object' && config.search !== null ? config.search : {};
+    config.search = { ...search, workers };
+  }
   const serverConfig = (typeof config.server === 'object' && config.server !== null ? config.server : {}) as Record<string, unknown>;
   const limits: ServerLimits = { ...(serverConfig.limits as ServerLimits | undefined) };
   const rate = rateOption(values['rate-limit'] ?? env.QUARRY_RATE_LIMIT);

@@ -22,7 +22,7 @@ export async function run(args: string[]): Promise<number> {
     const limit = intOption('limit', values.limit, 1) ?? 10;
     const { service, close } = await openSearchService(resolveDataDir(values.data), scope, { suggestLimit: limit });
     try {
-      const r = service.suggest(LOCAL_OPERATOR, { q: prefix, scope: wireScope(scope) });
+      const r = await service.suggest(LOCAL_OPERATOR, { q: prefix, scope: wireScope(scope) });
       if (json) printJsonLine(r);
       else for (const s of r.suggestions) console.log(s);
       return EXIT_OK;

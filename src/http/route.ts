@@ -32,6 +32,8 @@ export interface RequestContext {
   chargeRate(principal: Principal): void;
   /** Aborted when the client goes away, the request times out, or the server drains. */
   readonly signal: AbortSignal;
+  /** When the request times out (epoch ms, as `Date.now()`); undefined when it cannot (streaming routes, no limit). */
+  readonly deadline?: number;
   /** The whole body, bounded by the route's `bodyLimit` (PayloadTooLargeError past it). */
   body(): Promise<Buffer>;
   /** The body parsed as JSON (requires `application/json`); BadRequestError on malformed input. */

@@ -294,9 +294,11 @@ export class QuarryServer {
         const wait = this.#rate.take(`cap:${id}`);
         if (wait > 0) throw new RateLimitedError(wait);
       };
-      const ctx = makeContext(req, match, method as Method, principal!, remoteAddress, ac.signal, bodyLimit, route, chargeRate);
+      const timed = !exempt && this.limits.requestTimeoutMs > 0;
+      const deadline = timed ? Date.now() + this.limits.requestTimeoutMs : undefined;
+      const ctx = makeContext(req, match, method as Method, principal!, remoteAddress, ac.signal, deadline, bodyLimit, route, chargeRate);
       let reply: Reply;
-      if (!exempt && this.limits.requestTimeoutMs > 0) {
+      if (timed) {
         const limit = this.limits.requestTimeoutMs;
         reply = await new Promise<Reply>((resolve, reject) => {
           timer = setTimeout(() => {
@@ -423,7 +425,7 @@ function normalizeAddress(a: string | undefined): string {
 
 function makeContext(
   req: Req, match: Match, method: Method, principal: Principal, remoteAddress: string, signal: AbortSignal,
-  bodyLimit: number, route: Route, chargeRate: (p: Principal) => void,
+  deadline: number | undefined, bodyLimit: number, route: Route, chargeRate: (p: Principal) => void,
 ): RequestContext {
   const rawUrl = req.url ?? '/';
   const q = rawUrl.indexOf('?');
@@ -459,6 +461,7 @@ function makeContext(
     principal,
     chargeRate,
     signal,
+    ...(deadline !== undefined ? { deadline } : {}),
     body,
     async json() {
       const type = String(req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();

@@ -94,12 +94,12 @@ export interface Catalog {
   resources(principal: Principal): ResourceEntry[];
   templates: ResourceTemplate[];
   /** The contents of `uri`, or undefined when this catalog has no such resource. */
-  read(uri: string, principal: Principal): ResourceContents[] | undefined;
+  read(uri: string, principal: Principal): Promise<ResourceContents[] | undefined>;
   prompts: Prompt[];
   /** Further methods this catalog answers (params → result), e.g. the fixtures' `resources/subscribe`. */
   methods?: Record<string, (params: Record<string, unknown>) => Record<string, unknown>>;
   /** Completions of one argument, or undefined when the reference is not this catalog's. */
-  complete?(ref: CompletionRef, argument: { name: string; value: string }, context: Record<string, string>, principal: Principal): string[] | undefined;
+  complete?(ref: CompletionRef, argument: { name: string; value: string }, context: Record<string, string>, principal: Principal): Promise<string[] | undefined>;
 }
 
 /** A tool result carrying a resource: `structuredContent` plus the same JSON as text for older clients. */

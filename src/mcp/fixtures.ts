@@ -235,7 +235,7 @@ export function fixtureCatalog(): Catalog {
     tools,
     resources: () => Object.values(resources).map(({ uri, name, title, description, mimeType }) => ({ uri, name, title, description, ...(mimeType ? { mimeType } : {}) })),
     templates: [{ uriTemplate: 'test://template/{id}/data', name: 'template', title: 'Resource Template', description: 'A resource template with parameter substitution', mimeType: 'application/json' }],
-    read(uri) {
+    async read(uri) {
       const r = resources[uri];
       if (r) {
         const { name: _n, title: _t, description: _d, ...contents } = r;
@@ -269,7 +269,7 @@ export function fixtureCatalog(): Catalog {
     ],
     // Subscriptions acknowledged for the suite; no update is ever sent (there is no session to send it on).
     methods: { 'resources/subscribe': () => ({}), 'resources/unsubscribe': () => ({}) },
-    complete(ref) {
+    async complete(ref) {
       if (ref.type === 'ref/prompt' ? ref.name.startsWith('test_') : ref.uri.startsWith('test://')) return [];
       return undefined;
     },

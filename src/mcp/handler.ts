@@ -236,7 +236,7 @@ export class McpHandler {
       case 'resources/read': {
         const uri = params.uri;
         if (typeof uri !== 'string' || uri === '') throw new RpcError(INVALID_PARAMS, 'params.uri must be a non-empty string.');
-        return ok({ contents: this.#read(uri, principal, lane) }, 'private', uri.startsWith('quarry://maturity/') ? 0 : TTL_MS);
+        return ok({ contents: await this.#read(uri, principal, lane) }, 'private', uri.startsWith('quarry://maturity/') ? 0 : TTL_MS);
       }
       case 'prompts/list': {
         const all = this.#o.catalogs.flatMap((c) => c.prompts.map((p) => p.definition));
@@ -246,7 +246,7 @@ export class McpHandler {
       case 'prompts/get':
         return ok(this.#getPrompt(params, principal));
       case 'completion/complete':
-        return ok({ completion: this.#complete(params, principal) });
+        return ok({ completion: await this.#complete(params, principal) });
       default: {
         const extra = this.#o.catalogs.find((c) => c.methods?.[method])?.methods?.[method];
         if (extra && !modern) return ok(extra(params));
@@ -328,11 +328,11 @@ export class McpHandler {
     };
   }
 
-  #read(uri: string, principal: Principal, lane: Lane): ResourceContents[] {
+  async #read(uri: string, principal: Principal, lane: Lane): Promise<ResourceContents[]> {
     for (const c of this.#o.catalogs) {
       let contents: ResourceContents[] | undefined;
       try {
-        contents = c.read(uri, principal);
+        contents = await c.read(uri, principal);
       } catch (err) {
         if (isRefusal(err) || !QuarryError.is(err)) throw err;
         if (err.code === 'not_found') break;
@@ -360,7 +360,7 @@ export class McpHandler {
     }
   }
 
-  #complete(params: Record<string, unknown>, principal: Principal): Record<string, unknown> {
+  async #complete(params: Record<string, unknown>, principal: Principal): Promise<Record<string, unknown>> {
     const ref = params.ref as Record<string, unknown> | undefined;
     const arg = params.argument as Record<string, unknown> | undefined;
     if (typeof ref !== 'object' || ref === null || typeof arg !== 'object' || arg === null || typeof arg.name !== 'string' || typeof arg.value !== 'string') {
@@ -372,7 +372,7 @@ export class McpHandler {
     else throw new RpcError(INVALID_PARAMS, 'params.ref must be {type: "ref/prompt", name} or {type: "ref/resource", uri}.');
     const context = stringMap((params.context as Record<string, unknown> | undefined)?.arguments, 'context.arguments');
     for (const c of this.#o.catalogs) {
-      const values = c.complete?.(r, { name: arg.name, value: arg.value }, context, principal);
+      const values = await c.complete?.(r, { name: arg.name, value: arg.value }, context, principal);
       if (values !== undefined) {
         return { values: values.slice(0, MAX_COMPLETIONS), total: values.length, hasMore: values.length > MAX_COMPLETIONS };
       }

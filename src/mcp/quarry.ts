@@ -91,7 +91,7 @@ export function quarryCatalog(d: QuarryCatalogDeps): Catalog {
         annotations: { title: 'Search', ...READ_ONLY },
       },
       async call(args, ctx) {
-        return structuredResult({ ...d.search.search(ctx.principal, { q: args.q, scope: args.scope, page: args.page }) }, text);
+        return structuredResult({ ...await d.search.search(ctx.principal, { q: args.q, scope: args.scope, page: args.page }) }, text);
       },
     },
     {
@@ -106,7 +106,7 @@ export function quarryCatalog(d: QuarryCatalogDeps): Catalog {
         annotations: { title: 'Fetch a document', ...READ_ONLY },
       },
       async call(args, ctx) {
-        const doc = d.search.doc(ctx.principal, { cid: args.cid, scope: args.scope });
+        const doc = await d.search.doc(ctx.principal, { cid: args.cid, scope: args.scope });
         return structuredResult({ ...doc }, text, !doc.found);
       },
     },
@@ -139,7 +139,7 @@ export function quarryCatalog(d: QuarryCatalogDeps): Catalog {
     return out;
   };
 
-  function read(uri: string, principal: Principal): ResourceContents[] | undefined {
+  async function read(uri: string, principal: Principal): Promise<ResourceContents[] | undefined> {
     if (uri === INVENTORY_URI && mgmt) return [{ uri, mimeType: 'application/json', text: text(mgmt.inventory(principal)) }];
     if (uri === OPENAPI_URI) {
       requirePublic(principal);
@@ -156,7 +156,7 @@ export function quarryCatalog(d: QuarryCatalogDeps): Catalog {
       if (!(SCOPES as readonly string[]).includes(scope)) return undefined;
       const cid = decodeSegment(docUri[2]!);
       if (cid === undefined) return undefined;
-      const doc = d.search.doc(principal, { cid, scope: scope === 'own' ? undefined : scope });
+      const doc = await d.search.doc(principal, { cid, scope: scope === 'own' ? undefined : scope });
       if (!doc.found) throw new NotFoundError(doc.error.message, 'uri');
       return [{ uri, mimeType: 'application/json', text: text(doc) }];
     }
@@ -235,7 +235,7 @@ export function quarryCatalog(d: QuarryCatalogDeps): Catalog {
     },
   ];
 
-  function complete(ref: CompletionRef, argument: { name: string; value: string }, context: Record<string, string>, principal: Principal): string[] | undefined {
+  async function complete(ref: CompletionRef, argument: { name: string; value: string }, context: Record<string, string>, principal: Principal): Promise<string[] | undefined> {
     const prefix = (list: readonly string[]) => list.filter((s) => s.startsWith(argument.value));
     if (ref.type === 'ref/prompt') {
       if (ref.name === 'research') {
@@ -255,11 +255,11 @@ export function quarryCatalog(d: QuarryCatalogDeps): Catalog {
   }
 
   /** The text with its last term completed from the corpus (suggest), one value per completion. */
-  function completeTerms(value: string, scope: string | undefined, principal: Principal): string[] {
+  async function completeTerms(value: string, scope: string | undefined, principal: Principal): Promise<string[]> {
     if (value.trim() === '') return [];
     let suggestions: string[];
     try {
-      suggestions = d.search.suggest(principal, { q: value, scope: scope === '' || scope === 'own' ? undefined : scope }).suggestions;
+      suggestions = (await d.search.suggest(principal, { q: value, scope: scope === '' || scope === 'own' ? undefined : scope })).suggestions;
     } catch {
       return [];
     }

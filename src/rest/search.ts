@@ -13,16 +13,17 @@ export function searchRoutes(service: SearchService): RouteGroup {
   const get = (ctx: RequestContext, name: string) => ctx.query.get(name);
 
   async function search(ctx: RequestContext): Promise<JsonReply> {
-    return { json: { ...service.search(ctx.principal, { q: get(ctx, 'q'), scope: get(ctx, 'scope'), page: get(ctx, 'page') }) } };
+    const call = { deadline: ctx.deadline };
+    return { json: { ...await service.search(ctx.principal, { q: get(ctx, 'q'), scope: get(ctx, 'scope'), page: get(ctx, 'page') }, call) } };
   }
 
   async function doc(ctx: RequestContext): Promise<JsonReply> {
-    const d = service.doc(ctx.principal, { cid: get(ctx, 'cid'), scope: get(ctx, 'scope') });
+    const d = await service.doc(ctx.principal, { cid: get(ctx, 'cid'), scope: get(ctx, 'scope') });
     return d.found ? { json: { ...d } } : { status: 404, json: { ...d } };
   }
 
   async function suggest(ctx: RequestContext): Promise<JsonReply> {
-    return { json: { ...service.suggest(ctx.principal, { q: get(ctx, 'q'), scope: get(ctx, 'scope') }) } };
+    return { json: { ...await service.suggest(ctx.principal, { q: get(ctx, 'q'), scope: get(ctx, 'scope') }) } };
   }
 
   const scopeParam = (what: string) => ({

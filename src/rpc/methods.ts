@@ -60,8 +60,8 @@ export function procedures(s: Services): Map<string, Procedure> {
   };
 
   const search = SearchServiceDesc.method;
-  add(search.search, ({ principal }, req) => {
-    const r = s.search.search(principal, { q: req.q, scope: scopeIn(req.scope), page: req.page });
+  add(search.search, async ({ principal }, req) => {
+    const r = await s.search.search(principal, { q: req.q, scope: scopeIn(req.scope), page: req.page });
     return create(SearchResponseSchema, {
       query: r.query, scope: scopeOut(r.scope), page: r.page, total: BigInt(r.total), nresults: r.nresults,
       results: r.results.map((h) => ({ ...h, cid: BigInt(h.cid), score: BigInt(h.score) })),
@@ -69,13 +69,13 @@ export function procedures(s: Services): Map<string, Procedure> {
       ...(r.did_you_mean !== undefined ? { didYouMean: r.did_you_mean } : {}),
     });
   });
-  add(search.getDoc, ({ principal }, req) => {
-    const d = s.search.doc(principal, { cid: req.cid.toString(), scope: scopeIn(req.scope) });
+  add(search.getDoc, async ({ principal }, req) => {
+    const d = await s.search.doc(principal, { cid: req.cid.toString(), scope: scopeIn(req.scope) });
     if (!d.found) throw new NotFoundError(d.error.message, 'cid');
     return create(DocumentSchema, { cid: BigInt(d.cid), url: d.url, title: d.title, truncated: d.truncated, text: d.text });
   });
-  add(search.suggest, ({ principal }, req) => {
-    const r = s.search.suggest(principal, { q: req.q, scope: scopeIn(req.scope) });
+  add(search.suggest, async ({ principal }, req) => {
+    const r = await s.search.suggest(principal, { q: req.q, scope: scopeIn(req.scope) });
     return create(SuggestResponseSchema, { prefix: r.prefix, suggestions: r.suggestions });
   });
 

@@ -7,7 +7,7 @@
  * belong to the engine, which throws `BadQueryError`/`BadPageError` itself.
  */
 import {
-  DEFAULT_PAGE_SIZE, MAX_QUERY_BYTES, MAX_RESULT_WINDOW, type Searcher,
+  DEFAULT_PAGE_SIZE, MAX_QUERY_BYTES, MAX_RESULT_WINDOW, type SearchOptions, type SearchResult, type StoredDocument,
 } from '../engine/index.js';
 import { parseCid } from '../kernel/cid.js';
 import { BadPageError, BadQueryError, BadScopeError, UnavailableError } from '../kernel/errors.js';
@@ -18,8 +18,17 @@ import {
   type DocNotFoundResource, type DocResource, type SearchResource, type SuggestResource,
 } from './resources.js';
 
-/** What the service needs of a searcher: the engine's `Searcher` (search, get, suggest). */
-export type ScopeSearcher = Pick<Searcher, 'search' | 'get' | 'suggest'>;
+/**
+ * What the service needs of a searcher: the engine's `Searcher` in this thread, or one that answers on
+ * the search pool (./pool.ts) and returns promises.
+ */
+export interface ScopeSearcher {
+  /** The commit it answers from (at least). */
+  readonly generation?: number;
+  search(q: string, options: SearchOptions): SearchResult | Promise<SearchResult>;
+  get(cid: bigint): StoredDocument | undefined | Promise<StoredDocument | undefined>;
+  suggest(prefix: string, limit: number): string[] | Promise<string[]>;
+}
 
 /** Where the current searcher of each scope comes from (the corpora, or one index opened by the CLI). */
 export interface SearcherSource {
@@ -38,6 +47,12 @@ export interface SearchLimits {
   maxDocTextBytes?: number;
   /** Completions per suggest (CONTRACT §2). Default 10. */
   suggestLimit?: number;
+  /**
+   * Most milliseconds one search may run, waiting for a worker included; past it the engine stops it and
+   * the caller gets `unavailable` (503 with Retry-After). A caller's own deadline (the request timeout)
+   * can only shorten it. Default 10 s.
+   */
+  budgetMs?: number;
 }
 
 export type ResolvedSearchLimits = Required<SearchLimits>;
@@ -48,12 +63,15 @@ export const DEFAULT_SEARCH_LIMITS: ResolvedSearchLimits = {
   maxQueryBytes: MAX_QUERY_BYTES,
   maxDocTextBytes: 1024 * 1024,
   suggestLimit: 10,
+  budgetMs: 10_000,
 };
 
 /** Parameters as a caller wrote them: strings from a query string, or JSON values from a body. */
 export interface SearchInput { q: unknown; scope?: unknown; page?: unknown }
 export interface DocInput { cid: unknown; scope?: unknown }
 export interface SuggestInput { q: unknown; scope?: unknown }
+/** How the call is made, not what is asked: the face's own deadline (epoch ms), e.g. its request timeout. */
+export interface CallOptions { deadline?: number }
 
 export class SearchService {
   readonly limits: ResolvedSearchLimits;
@@ -64,28 +82,29 @@ export class SearchService {
     this.limits = { ...DEFAULT_SEARCH_LIMITS, ...limits };
   }
 
-  search(principal: Principal, input: SearchInput): SearchResource {
+  async search(principal: Principal, input: SearchInput, call: CallOptions = {}): Promise<SearchResource> {
     requireRight(principal, 'search');
     const q = this.#query(input.q);
     const scope = parseScope(input.scope);
     const page = this.#page(input.page);
-    const result = this.#searcher(scope).search(q, { page, pageSize: this.limits.pageSize, snippets: true });
+    const deadline = Math.min(Date.now() + this.limits.budgetMs, call.deadline ?? Infinity);
+    const result = await this.#searcher(scope).search(q, { page, pageSize: this.limits.pageSize, snippets: true, deadline });
     return searchResource(q, scope, page, result);
   }
 
-  doc(principal: Principal, input: DocInput): DocResource | DocNotFoundResource {
+  async doc(principal: Principal, input: DocInput): Promise<DocResource | DocNotFoundResource> {
     requireRight(principal, 'search');
     const cid = parseCid(input.cid);
     const scope = parseScope(input.scope);
-    const d = this.#searcher(scope).get(cid);
+    const d = await this.#searcher(scope).get(cid);
     return d ? docResource(d, this.limits.maxDocTextBytes) : docNotFoundResource(cid, scope);
   }
 
-  suggest(principal: Principal, input: SuggestInput): SuggestResource {
+  async suggest(principal: Principal, input: SuggestInput): Promise<SuggestResource> {
     requireRight(principal, 'search');
     const q = this.#query(input.q);
     const scope = parseScope(input.scope);
-    const suggestions = this.#searcher(scope).suggest(q, this.limits.suggestLimit);
+    const suggestions = await this.#searcher(scope).suggest(q, this.limits.suggestLimit);
     return suggestResource(q, suggestions.slice(0, this.limits.suggestLimit));
   }
 

@@ -24,6 +24,7 @@ import type { Bm25 } from '../rank/bm25.js';
 import type { TopK } from './collector.js';
 import type { DocIterator } from './iterators.js';
 import type { TermScorer } from './maxscore.js';
+import { checkDeadline } from './deadline.js';
 
 /** Documents per accumulation window: the score array (8 B/doc) and bitsets stay in L1/L2 cache. */
 export const ACCUMULATE_WINDOW = 4096;
@@ -107,6 +108,7 @@ export function accumulateTerms(
   let count = 0;
 
   for (let base = 0; base < seg.maxDoc; base += W) {
+    checkDeadline();
     const end = Math.min(base + W, seg.maxDoc);
     // Where is the next posting that can matter? Required terms: the window is empty unless every one has
     // a posting in it, and the next candidate window is the furthest of their next postings.

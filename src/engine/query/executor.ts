@@ -30,6 +30,7 @@ import { NO_MORE_DOCS, SITE_TERM_PREFIX, gramTerm, type PostingsCursor, type Seg
 import { TopK, type CollectedHit } from './collector.js';
 import { accumulateTerms } from './accumulate.js';
 import { countDisjunction } from './count.js';
+import { checkDeadline } from './deadline.js';
 import {
   PhraseIterator, TermIterator, UnionIterator, conjunction, matchesAt, type DocIterator,
 } from './iterators.js';
@@ -46,6 +47,9 @@ export const ACCUMULATE_DENSITY = 0.05;
 
 /** A `site:` filter leads the walk instead of filtering MaxScore's candidates when it is this much cheaper. */
 export const SITE_LEAD_RATIO = 8;
+
+/** The leader walk checks the search's deadline once per this many candidates (a power of two). */
+const CANDIDATES_PER_CHECK = 1024;
 
 export interface Execution {
   /** Exact number of matching live documents. */
@@ -119,6 +123,7 @@ export function execute(snap: Snapshot, logical: LogicalQuery, k: number): Execu
   let total = 0;
   for (const seg of snap.segments) {
     if (seg.liveDocs === 0) continue;
+    checkDeadline();
     total += executeSegment(snap, seg, q, weight, collector, stamps);
   }
   return { total, top: collector ? collector.sorted() : [] };
@@ -296,7 +301,9 @@ function leaderWalk(
   let windowEnd = -1;
   let windowBound = Infinity;
   let count = 0;
+  let candidates = 0;
   for (let doc = leader.nextDoc(); doc !== NO_MORE_DOCS; doc = leader.nextDoc()) {
+    if ((++candidates & CANDIDATES_PER_CHECK - 1) === 0) checkDeadline();
     if (!seg.isLive(doc)) continue;
     let excluded = false;
     for (const e of o.exclusions) if (matchesAt(e, doc)) { excluded = true; break; }

@@ -9,6 +9,7 @@
  * that is legal and stays there.
  */
 import { NO_MORE_DOCS, type PostingsCursor } from '../index/types.js';
+import { checkDeadline } from './deadline.js';
 
 export interface DocIterator {
   doc(): number;
@@ -81,6 +82,7 @@ export class PhraseIterator implements DocIterator {
         if (cd > d) { d = lead.advance(cd); agreed = false; break; }
       }
       if (agreed) {
+        checkDeadline(); // reading and matching positions is the costly step of a phrase
         if (this.exact || this.positionsMatch()) return (this.current = d);
         d = lead.nextDoc();
       }

@@ -17,6 +17,7 @@
 import { NO_MORE_DOCS, type PostingsCursor, type SegmentReader } from '../index/types.js';
 import type { Bm25 } from '../rank/bm25.js';
 import type { TopK } from './collector.js';
+import { checkDeadline } from './deadline.js';
 
 export interface TermScorer {
   cursor: PostingsCursor;
@@ -55,6 +56,7 @@ export function topKDisjunction(
 
   let windowStart = 0;
   while (windowStart < NO_MORE_DOCS) {
+    checkDeadline();
     let windowEnd = NO_MORE_DOCS;
     let candidates = false;
     for (let i = 0; i < n; i++) {

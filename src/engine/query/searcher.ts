@@ -13,6 +13,7 @@ import type { SegmentReader, StoredDocument } from '../index/types.js';
 import type { ScoringMode } from '../rank/bm25.js';
 import { makeSnippet } from '../snippet/index.js';
 import { SurfaceDictionary } from '../spell/index.js';
+import { checkDeadline, withDeadline } from './deadline.js';
 import { execute, type Execution } from './executor.js';
 import { phrasesOnly, relaxPhrases, requiredPhrases, scoringTerms, toLogical, type LogicalQuery } from './logical.js';
 import { parseQuery, type ParsedQuery, type TermClause } from './parser.js';
@@ -42,6 +43,12 @@ export interface SearchOptions {
   pageSize?: number;
   /** Compute a snippet per hit. Default true. */
   snippets?: boolean;
+  /**
+   * Epoch milliseconds (`Date.now()`) by which the search must be done: checked between blocks of work
+   * (segments, postings windows, candidates, snippets); past it the search throws `UnavailableError`.
+   * Default: none.
+   */
+  deadline?: number;
 }
 
 export interface SearchHit {
@@ -147,6 +154,10 @@ class SnapshotSearcher implements Searcher {
 
   search(q: string, given?: SearchOptions | null): SearchResult {
     const options: SearchOptions = typeof given === 'object' && given !== null ? given : {};
+    return withDeadline(options.deadline, () => this.searchWithin(q, options));
+  }
+
+  private searchWithin(q: string, options: SearchOptions): SearchResult {
     const parsed = parseQuery(q);
     const pageSize = options.pageSize === undefined ? DEFAULT_PAGE_SIZE : options.pageSize;
     if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_RESULT_WINDOW) {
@@ -169,6 +180,7 @@ class SnapshotSearcher implements Searcher {
     const slice = run.top.slice(page * pageSize, (page + 1) * pageSize);
     const terms = options.snippets === false ? undefined : scoringTerms(logical);
     for (const h of slice) {
+      checkDeadline();
       const doc = h.segment.stored(h.doc);
       const hit: SearchHit = { cid: h.cid, score: h.score, title: doc.title };
       if (doc.url !== undefined) hit.url = doc.url;

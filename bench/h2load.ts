@@ -1,0 +1,91 @@
+/**
+ * The open-loop driver of the HTTP benchmarks: Debian's `h2load` (nghttp2-client) at a constant arrival
+ * rate (`--rps` per client over HTTP/2 and TLS), rotating over a list of URLs, with every request's
+ * latency read from its `--log-file` (h2load's own summary has no percentiles). Requests are sent on
+ * schedule whether or not earlier ones were answered (up to `streams` in flight per client), so a slow
+ * server shows as latency instead of a lower rate: the measure a closed loop cannot give.
+ */
+import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { percentile } from './measure.js';
+
+export interface OpenLoopOptions {
+  /** Full URLs (https://host:port/path?query), used in rotation by every client. */
+  urls: readonly string[];
+  /** Requests per second over all clients. */
+  rate: number;
+  seconds: number;
+  /** Client connections (HTTP/2 sessions), at most; fewer below 10 requests/s per client. Default 16. */
+  clients?: number;
+  /** Streams each client may have in flight. Default 8. */
+  streams?: number;
+  /** Where h2load writes its files (URL list, request log). */
+  workDir: string;
+  /** Name of this run's files within `workDir`. Default `open-loop`. */
+  name?: string;
+}
+
+export interface OpenLoopResult {
+  /** Requests per second asked for, and achieved (answered ÷ duration). */
+  rate: number;
+  achieved: number;
+  requests: number;
+  /** Answers with a status other than 2xx, and requests that got no answer (h2load's failed + errored). */
+  non2xx: number;
+  failed: number;
+  latencyMs: { mean: number; p50: number; p90: number; p99: number; max: number };
+}
+
+/** One line of h2load's `--log-file`: start (µs since the epoch), status (-1: no answer), latency (µs). */
+export function parseH2loadLog(text: string): { status: number; latencyMs: number }[] {
+  const out: { status: number; latencyMs: number }[] = [];
+  for (const line of text.split('\n')) {
+    const f = line.split('\t');
+    if (f.length < 3) continue;
+    out.push({ status: Number(f[1]), latencyMs: Number(f[2]) / 1000 });
+  }
+  return out;
+}
+
+export function summarize(entries: readonly { status: number; latencyMs: number }[], rate: number, seconds: number, failedBeforeAnswer = 0): OpenLoopResult {
+  const answered = entries.filter((e) => e.status > 0);
+  const times = answered.map((e) => e.latencyMs).sort((a, b) => a - b);
+  const mean = times.reduce((s, t) => s + t, 0) / Math.max(1, times.length);
+  return {
+    rate,
+    achieved: answered.length / seconds,
+    requests: entries.length,
+    non2xx: answered.filter((e) => e.status < 200 || e.status > 299).length,
+    failed: entries.length - answered.length + failedBeforeAnswer,
+    latencyMs: { mean, p50: percentile(times, 50), p90: percentile(times, 90), p99: percentile(times, 99), max: times.at(-1) ?? NaN },
+  };
+}
+
+/** Runs h2load in a child process (the caller's event loop stays free: the soak drives other traffic beside it). */
+export async function openLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
+  // h2load takes a whole rate per client: fewer clients at low rates keep the total close to the one asked
+  const clients = Math.max(1, Math.min(o.clients ?? 16, Math.round(o.rate / 10)));
+  const name = o.name ?? 'open-loop';
+  const urlFile = `${o.workDir}/${name}.urls`;
+  const logFile = `${o.workDir}/${name}.log`;
+  writeFileSync(urlFile, o.urls.join('\n') + '\n');
+  writeFileSync(logFile, '');
+  const perClient = Math.max(1, Math.round(o.rate / clients));
+  const child = spawn('h2load', [
+    '-c', String(clients), '-m', String(o.streams ?? 8), '--rps', String(perClient), '-D', String(o.seconds),
+    '-i', urlFile, '--log-file', logFile,
+  ], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => { stdout += c.toString(); });
+  child.stderr.on('data', (c: Buffer) => { stderr = (stderr + c.toString()).slice(-8192); });
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.once('error', (err) => reject(new Error(`h2load could not run (${err.message}); install Debian's nghttp2-client (scripts/system-deps.sh)`)));
+    child.once('exit', resolve);
+  });
+  if (code !== 0) throw new Error(`h2load exited ${code}:\n${stdout}\n${stderr}`);
+  // requests that never got an answer (stream or connection errors, timeouts) are in the summary only
+  const summary = /requests: .*, (\d+) errored, (\d+) timeout/.exec(stdout);
+  const unanswered = summary ? Number(summary[1]) + Number(summary[2]) : 0;
+  return summarize(parseH2loadLog(readFileSync(logFile, 'utf8')), perClient * clients, o.seconds, unanswered);
+}

@@ -1,0 +1,85 @@
+/**
+ * One thread of the search pool (./pool.ts): holds a read-only `Index` per corpus of the data directory
+ * (opened on first use; no writer lock, as `quarry search` does) and answers search, document fetch and
+ * completion tasks from the searcher of its newest commit. It adopts a commit when the pool announces one
+ * (a broadcast per commit) and, so that no answer is older than what the main thread already sees, before
+ * any task that names a newer generation than its own.
+ *
+ * Errors cross the thread boundary as data: a `QuarryError` comes back as `{ code, message, … }` and
+ * the pool throws it again as the same kind of error; anything else is an internal error.
+ */
+import { BroadcastChannel, workerData } from 'node:worker_threads';
+import { Index, type IndexOptions, type SearchOptions } from '../engine/index.js';
+import { indexDir } from '../kernel/data-dir.js';
+import { QuarryError } from '../kernel/errors.js';
+import type { Scope } from '../kernel/scope.js';
+
+export interface WorkerData {
+  dataDir: string;
+  indexOptions?: IndexOptions;
+  /** Name of the BroadcastChannel on which the pool announces commits. */
+  commits: string;
+}
+
+/** A commit announced by the pool: the scope's index has a new generation on disk. */
+export interface CommitNotice { scope: Scope; generation: number }
+
+export type Task =
+  | { op: 'search'; scope: Scope; generation: number; q: string; options: SearchOptions }
+  | { op: 'get'; scope: Scope; generation: number; cid: bigint }
+  | { op: 'suggest'; scope: Scope; generation: number; prefix: string; limit: number }
+  | { op: 'open'; scopes: Scope[] };
+
+/** A thrown `QuarryError`, as data. */
+export interface WireError { code: QuarryError['code']; message: string; param?: string; retryAfterSeconds?: number }
+
+export type Outcome = { ok: true; value: unknown } | { ok: false; error: WireError };
+
+const data = workerData as WorkerData;
+const indexes = new Map<Scope, Promise<Index>>();
+
+function index(scope: Scope): Promise<Index> {
+  let idx = indexes.get(scope);
+  if (idx === undefined) {
+    idx = Index.open(indexDir(data.dataDir, scope), data.indexOptions);
+    idx.catch(() => indexes.delete(scope)); // a failed open is tried again by the next task
+    indexes.set(scope, idx);
+  }
+  return idx;
+}
+
+/** Adopts the newest commit on disk when `generation` is newer than the one held. */
+async function fresh(scope: Scope, generation: number): Promise<Index> {
+  const idx = await index(scope);
+  if (idx.generation < generation) await idx.refresh();
+  return idx;
+}
+
+const channel = new BroadcastChannel(data.commits);
+channel.unref();
+channel.onmessage = (event) => {
+  const { scope, generation } = (event as { data: CommitNotice }).data;
+  if (indexes.has(scope)) void fresh(scope, generation).catch(() => undefined); // the next task retries
+};
+
+export default async function run(task: Task): Promise<Outcome> {
+  try {
+    if (task.op === 'open') {
+      await Promise.allSettled(task.scopes.map((scope) => index(scope))); // an unreadable index fails its own searches only
+      return { ok: true, value: undefined };
+    }
+    const searcher = (await fresh(task.scope, task.generation)).searcher();
+    switch (task.op) {
+      case 'search': return { ok: true, value: searcher.search(task.q, task.options) };
+      case 'get': return { ok: true, value: searcher.get(task.cid) };
+      case 'suggest': return { ok: true, value: searcher.suggest(task.prefix, task.limit) };
+    }
+  } catch (err) {
+    if (!QuarryError.is(err)) throw err;
+    const error: WireError = { code: err.code, message: err.message };
+    if (err.param !== undefined) error.param = err.param;
+    const retry = (err as { retryAfterSeconds?: unknown }).retryAfterSeconds;
+    if (typeof retry === 'number') error.retryAfterSeconds = retry;
+    return { ok: false, error };
+  }
+}

@@ -1,0 +1,144 @@
+/**
+ * Searches on worker threads: the pool answers exactly as the engine on the main thread, sees every
+ * commit (announced, or named by the task's generation), carries errors across as the same codes; and
+ * on a real server a search that would take seconds is cut at its budget with 503 while the other
+ * searches keep being answered.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Index } from '../../src/engine/index.js';
+import { indexDir } from '../../src/kernel/data-dir.js';
+import { QuarryError } from '../../src/kernel/errors.js';
+import { resolveSearchConfig } from '../../src/search/config.js';
+import { SearchPool } from '../../src/search/pool.js';
+import { SearchService } from '../../src/search/service.js';
+import { LOCAL_OPERATOR } from '../../src/kernel/principal.js';
+import { SLOW_QUERY, writeSlowCorpus } from '../support/slow-corpus.js';
+import { startServer } from '../support/server.js';
+import { connect } from '../support/client.js';
+
+const DOCS = [
+  { cid: 11n, title: 'Granite quarries', text: 'Granite is cut from quarries in blocks; the quarry face is worked in benches.', url: 'https://example.org/granite' },
+  { cid: 12n, title: 'Marble', text: 'Marble quarries of Carrara have been worked since Roman times.' },
+  { cid: 13n, title: 'Slate', text: 'Slate splits into thin sheets used for roofing.' },
+];
+
+/** An index in the `web` corpus of a fresh data directory and a pool of `workers` over it, closed after `fn`. */
+async function withPool(workers: number, fn: (f: { dataDir: string; index: Index; pool: SearchPool }) => Promise<void>, fill?: (dir: string) => Promise<void>): Promise<void> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'quarry-pool-'));
+  await fill?.(indexDir(dataDir, 'web'));
+  const index = await Index.open(indexDir(dataDir, 'web'));
+  const pool = new SearchPool({ dataDir, workers });
+  try {
+    await fn({ dataDir, index, pool });
+  } finally {
+    await pool.close();
+    await index.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+test('the pool answers search, doc and suggest as the engine does, and sees each commit', () => withPool(2, async ({ index, pool }) => {
+  const writer = await index.openWriter();
+  for (const d of DOCS.slice(0, 2)) writer.upsert(d);
+  let info = await writer.commit();
+  const local = index.searcher();
+  const remote = pool.searcher('web', info.generation);
+  const options = { page: 0, pageSize: 20, snippets: true };
+  for (const q of ['quarries', 'granite OR marble', '"quarry face"', 'marbel', '+roman -granite']) {
+    assert.deepEqual(await remote.search(q, options), local.search(q, options), q);
+  }
+  assert.deepEqual(await remote.get(11n), local.get(11n));
+  assert.equal(await remote.get(999n), undefined);
+  assert.deepEqual(await remote.suggest('qua', 10), local.suggest('qua', 10));
+
+  // A commit announced to the pool, then one the task names by generation only: both are seen.
+  writer.upsert(DOCS[2]!);
+  info = await writer.commit();
+  pool.committed('web', info.generation);
+  assert.equal((await pool.searcher('web', info.generation).search('slate', options)).total, 1);
+  writer.delete(12n);
+  info = await writer.commit();
+  for (let i = 0; i < 4; i++) {
+    assert.equal((await pool.searcher('web', info.generation).search('marble', options)).total, 0, 'every worker sees the delete');
+  }
+  await writer.close();
+
+  // Errors cross the thread boundary with their code and parameter.
+  await assert.rejects(async () => pool.searcher('web', 0).search('x', { page: -1 }), (err: unknown) => {
+    assert.ok(QuarryError.is(err));
+    assert.equal(err.code, 'bad_page');
+    return true;
+  });
+  await assert.rejects(async () => pool.searcher('web', 0).search('granite', { deadline: Date.now() - 1 }), (err: unknown) => {
+    assert.ok(QuarryError.is(err));
+    assert.equal(err.code, 'unavailable');
+    assert.equal((err as unknown as { retryAfterSeconds: number }).retryAfterSeconds, 1);
+    return true;
+  });
+}));
+
+test('searches are answered in the order they arrived: none is overtaken while it waits for a worker', () => withPool(1, async ({ index, pool }) => {
+  const writer = await index.openWriter();
+  for (const d of DOCS) writer.upsert(d);
+  const { generation } = await writer.commit();
+  await writer.close();
+  await pool.warm(['web']);
+  const searcher = pool.searcher('web', generation);
+  const answered: number[] = [];
+  // One worker: the first search runs at once, the other eleven queue behind it.
+  await Promise.all(Array.from({ length: 12 }, (_, i) => Promise.resolve(searcher.search('quarries', {})).then(() => { answered.push(i); })));
+  assert.deepEqual(answered, Array.from({ length: 12 }, (_, i) => i));
+}));
+
+test("the caller's deadline (the request timeout) stops a search on the pool as the budget does", () => withPool(1, async ({ index, pool }) => {
+  const service = new SearchService(pool.source({ searcher: () => index.searcher() }));
+  await assert.rejects(service.search(LOCAL_OPERATOR, { q: SLOW_QUERY, scope: 'web' }, { deadline: Date.now() + 50 }), (err: unknown) => {
+    assert.ok(QuarryError.is(err));
+    assert.equal(err.code, 'unavailable');
+    assert.match(err.message, /time budget/);
+    return true;
+  });
+  // The one worker is free again.
+  assert.equal((await service.search(LOCAL_OPERATOR, { q: 'omega', scope: 'web' })).total, 400);
+}, writeSlowCorpus));
+
+test('a search that would take seconds is cut at its budget with 503 while other searches are answered', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'quarry-pool-'));
+  await writeSlowCorpus(indexDir(dataDir, 'web'));
+  const config = join(dataDir, 'service.json');
+  writeFileSync(config, JSON.stringify({ search: { workers: 2, budgetMs: 1000 } }));
+  const srv = await startServer({ dataDir, args: ['--config', config] });
+  try {
+    const api = connect(srv);
+    // Each worker opens the index on its first task: warm both up.
+    for (const r of await Promise.all([1, 2, 3, 4].map(() => api.get('/api/search?scope=web&q=omega')))) assert.equal(r.status, 200, JSON.stringify(r.json));
+    const slow = api.get(`/api/search?scope=web&q=${encodeURIComponent(SLOW_QUERY)}`);
+    const others = Array.from({ length: 6 }, () => api.get('/api/search?scope=web&q=omega'));
+    const cut = await slow;
+    assert.equal(cut.status, 503);
+    assert.equal(cut.json.error.code, 'unavailable');
+    assert.match(cut.json.error.message, /time budget/);
+    assert.ok(Number(cut.headers['retry-after']) >= 1);
+    for (const r of await Promise.all(others)) {
+      assert.equal(r.status, 200, JSON.stringify(r.json));
+      assert.equal(r.json.total, 400);
+    }
+    // The worker that ran it is free again: the server goes on answering.
+    assert.equal((await api.get('/api/search?scope=web&q=zeta')).status, 200);
+  } finally {
+    await srv.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('the search configuration: one worker per core by default, 0 allowed, anything else refused by name', () => {
+  assert.deepEqual(resolveSearchConfig({}), { workers: availableParallelism() });
+  assert.deepEqual(resolveSearchConfig({ workers: 0, budgetMs: 250 }), { workers: 0, budgetMs: 250 });
+  for (const bad of [{ workers: -1 }, { workers: 1.5 }, { workers: '2' }, { budgetMs: 0 }, { budgetMs: 'soon' }, { threads: 2 }]) {
+    assert.throws(() => resolveSearchConfig(bad), (err: unknown) => QuarryError.is(err) && err.code === 'bad_request', JSON.stringify(bad));
+  }
+});
