@@ -31,6 +31,13 @@ export interface SearchPoolOptions {
   indexOptions?: IndexOptions;
 }
 
+/**
+ * The worker's module, compiled: `dist/search/worker.js` beside this module in the built server, reached
+ * from `src/search/` when this module runs from source (tests), since a worker thread inherits no loader
+ * and runs what the build made (`npm start` and `npm test` build first).
+ */
+const WORKER_MODULE = new URL(import.meta.url.endsWith('.ts') ? '../../dist/search/worker.js' : './worker.js', import.meta.url).href;
+
 export class SearchPool {
   readonly workers: number;
   readonly #pool: Piscina<Task, Outcome>;
@@ -45,8 +52,7 @@ export class SearchPool {
     const workerData: WorkerData = { dataDir: options.dataDir, commits };
     if (options.indexOptions) workerData.indexOptions = options.indexOptions;
     this.#pool = new Piscina<Task, Outcome>({
-      // the task module, behind an entry point that loads tsx (worker threads do not inherit loaders)
-      filename: new URL('../../bin/search-worker.mjs', import.meta.url).href,
+      filename: WORKER_MODULE,
       minThreads: options.workers,
       maxThreads: options.workers,
       idleTimeout: Infinity,
