@@ -257,7 +257,7 @@ export class QuarryServer {
       let principal: Principal | undefined;
       let principalError: unknown;
       try {
-        principal = this.#policy.resolve(req.headers);
+        principal = this.#policy.resolve(credentialHeaders(req));
       } catch (err) {
         principalError = err;
       }
@@ -386,6 +386,27 @@ function headerBytes(req: Req): number {
   let n = 0;
   for (let i = 0; i < raw.length; i += 2) n += raw[i]!.length + (raw[i + 1]?.length ?? 0) + 32;
   return n;
+}
+
+/** Headers that may carry a capability; every occurrence of them is passed on. */
+const CREDENTIAL_HEADERS = new Set(['authorization', 'x-service-cap']);
+
+/**
+ * `req.headers` with each credential header as the list of every field the client sent, from
+ * `rawHeaders`: node keeps only the first `Authorization` and joins repeated unknown headers with ", "
+ * (HTTP/1.1 and HTTP/2 alike), which would hide a second capability from the policy.
+ */
+function credentialHeaders(req: Req): Record<string, string | string[] | undefined> {
+  const out: Record<string, string | string[] | undefined> = { ...req.headers };
+  for (const name of CREDENTIAL_HEADERS) delete out[name];
+  const raw = req.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i]!.toLowerCase();
+    if (!CREDENTIAL_HEADERS.has(name)) continue;
+    const list = (out[name] ??= []) as string[];
+    list.push(raw[i + 1]!);
+  }
+  return out;
 }
 
 function normalizeAddress(a: string | undefined): string {
