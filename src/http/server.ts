@@ -104,6 +104,9 @@ export class QuarryServer {
     // so a stalled request body is answered by the request timeout (503) rather than dropped.
     this.#server.on('timeout', () => { /* see #onSecureConnection */ });
     this.#server.on('connect', (req: IncomingMessage, socket: TLSSocket) => this.#onConnect(req, socket));
+    // An `Expect` other than 100-continue: node would answer a bare 417; the request is served as if the
+    // field were absent instead (RFC 9110 §10.1.1 allows either), so every answer keeps the contract's shape.
+    this.#server.on('checkExpectation', (req: Req, res: Res) => { void this.#handle(req, res); });
     this.#server.on('tlsClientError', () => { /* refused handshakes (TLS 1.2, bad SNI) are the client's problem */ });
     this.#server.on('sessionError', () => { /* a broken HTTP/2 session only affects its own client */ });
   }
