@@ -32,12 +32,12 @@ export interface Kind {
 
 const MiB = 1024 * 1024;
 
-function outcomeOf(answers: (HttpAnswer | { reset: number } | { refused: string })[], method: string, path = ''): Outcome {
+function outcomeOf(answers: (HttpAnswer | { reset: number } | { refused: string })[], method: string): Outcome {
   const out: Outcome = { statuses: [], problems: [] };
   for (const a of answers) {
     if ('status' in a) {
       out.statuses.push(a.status);
-      out.problems.push(...checkAnswer(a, method, path));
+      out.problems.push(...checkAnswer(a, method));
     } else if ('reset' in a) {
       out.statuses.push(0);
     } else {
@@ -119,7 +119,7 @@ const endpoints: Kind = {
     if (r.chance(0.2)) headers['accept'] = r.text(3);
     if (r.chance(0.2)) headers[`x-${r.token(8).toLowerCase()}`] = r.text(4);
     const body = method === 'GET' || method === 'HEAD' ? undefined : r.chance(0.5) ? r.bytes(r.size(2000)) : undefined;
-    return outcomeOf([await t.h2.request(method, path, headers, body, t.deadlineMs)], method, path);
+    return outcomeOf([await t.h2.request(method, path, headers, body, t.deadlineMs)], method);
   },
 };
 
@@ -243,7 +243,7 @@ const http1: Kind = {
     for (const a of answers) {
       out.statuses.push(a.status);
       if (a.status === -1) out.problems.push(`not an HTTP/1.1 response: ${JSON.stringify(a.body.toString('latin1'))}`);
-      else out.problems.push(...checkAnswer(a, a.method ?? 'GET', '/api/'));
+      else out.problems.push(...checkAnswer(a, a.method ?? 'GET'));
     }
     return out;
   },
