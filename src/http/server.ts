@@ -432,19 +432,18 @@ function headerBytes(req: Req): number {
 const CREDENTIAL_HEADERS = new Set(['authorization', 'x-service-cap']);
 
 /**
- * `req.headers` with each credential header as the list of every field the client sent, from
- * `rawHeaders`: node keeps only the first `Authorization` and joins repeated unknown headers with ", "
- * (HTTP/1.1 and HTTP/2 alike), which would hide a second capability from the policy.
+ * `req.headers` with each credential header as every field the client sent under that name, from
+ * `rawHeaders` (a string when there is one, a list when there are several): node keeps only the first
+ * `Authorization` and joins repeated unknown headers with ", " (HTTP/1.1 and HTTP/2 alike), which would
+ * hide a second capability from the policy.
  */
 function credentialHeaders(req: Req): Record<string, string | string[] | undefined> {
   const out: Record<string, string | string[] | undefined> = { ...req.headers };
-  for (const name of CREDENTIAL_HEADERS) delete out[name];
   const raw = req.rawHeaders;
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    const name = raw[i]!.toLowerCase();
-    if (!CREDENTIAL_HEADERS.has(name)) continue;
-    const list = (out[name] ??= []) as string[];
-    list.push(raw[i + 1]!);
+  for (const name of CREDENTIAL_HEADERS) {
+    const values: string[] = [];
+    for (let i = 0; i + 1 < raw.length; i += 2) if (raw[i]!.toLowerCase() === name) values.push(raw[i + 1]!);
+    if (values.length > 0) out[name] = values.length === 1 ? values[0] : values;
   }
   return out;
 }

@@ -82,7 +82,7 @@ export interface Policy {
    * on `/mcp`, the capability found in `params._cap`. No capability → the anonymous principal (which may
    * hold no rights when anonymous access is off). Throws `UnauthenticatedError` for an invalid, expired or
    * revoked capability and `BadRequestError` when two different capabilities are given. The HTTP server
-   * passes each credential header as the list of every field the client sent under that name.
+   * passes a credential header sent several times as the list of its fields.
    */
   resolve(headers: Readonly<Record<string, string | string[] | undefined>>, extraCapability?: string): Principal;
 }

@@ -249,8 +249,8 @@ test('drain: new connections are refused, the request in flight completes, then 
 test('rate limiting is per client: each capability id has its own bucket, anonymous callers share their IP\'s', async () => {
   const policy: Policy = {
     resolve(headers) {
-      const [cap] = [headers['x-service-cap'] ?? []].flat();
-      if (cap === undefined) return ANONYMOUS;
+      const cap = headers['x-service-cap'];
+      if (typeof cap !== 'string') return ANONYMOUS;
       return { kind: 'capability', capId: cap, rights: new Set(['search'] as const), can: (r) => r === 'search' };
     },
   };
