@@ -31,6 +31,8 @@ export interface FuzzOptions {
   deadlineMs?: number;
   /** Largest resident set the server may reach during the run. Default 512 MiB. */
   rssBoundMiB?: number;
+  /** Stop drawing new inputs after this long (the report says how many ran). Default: no limit. */
+  maxDurationMs?: number;
   /** Replay only these input indices. */
   only?: number[];
   /** Progress lines (every 10% of the run). */
@@ -158,7 +160,8 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
     let next = 0;
     let lastProgress = 0;
     const worker = async (): Promise<void> => {
-      while (next < indices.length && !crashed) {
+      const stopAt = started + (options.maxDurationMs ?? Infinity);
+      while (next < indices.length && !crashed && Date.now() < stopAt) {
         const index = indices[next++]!;
         const r = new Random(inputSeed(options.seed, index));
         const kind = r.weighted(kinds);
