@@ -191,10 +191,10 @@ async function feedTar(
   // Past the end-of-archive blocks node-tar keeps concatenating whatever follows into one buffer.
   let eof = false;
   parser.on('eof', () => { eof = true; });
-  const input = createReadStream(file);
   const magic = await firstBytes(file, 4);
   const gzipped = magic.subarray(0, 2).equals(GZIP_MAGIC);
   if (!gzipped && magic.equals(ZSTD_MAGIC)) throw new Error('zstd is not accepted; send a plain or gzipped tar');
+  const input = createReadStream(file);
   let source: AsyncIterable<Buffer> = input;
   if (gzipped) {
     const gunzip = createGunzip();

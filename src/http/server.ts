@@ -477,20 +477,29 @@ function makeContext(
       signal.addEventListener('abort', () => reject(signal.reason), { once: true });
     });
     ended.catch(() => { /* raced below */ });
-    for (;;) {
-      let next: IteratorResult<Buffer>;
-      try {
-        next = await Promise.race([chunks.next(), ended]);
-      } catch (err) {
-        if (err === signal.reason && QuarryError.is(err)) throw err;
-        // The client closed the connection or reset the stream mid-body, or broke its framing: its
-        // doing, never a bug (the answer, if it can still be sent, is a 400).
-        throw new BadRequestError('The request body ended before it was complete.', 'body');
+    let finished = false;
+    try {
+      for (;;) {
+        let next: IteratorResult<Buffer>;
+        try {
+          next = await Promise.race([chunks.next(), ended]);
+        } catch (err) {
+          if (err === signal.reason && QuarryError.is(err)) throw err;
+          // The client closed the connection or reset the stream mid-body, or broke its framing: its
+          // doing, never a bug (the answer, if it can still be sent, is a 400).
+          throw new BadRequestError('The request body ended before it was complete.', 'body');
+        }
+        if (next.done) {
+          finished = true;
+          return;
+        }
+        total += next.value.length;
+        if (total > bodyLimit) throw new PayloadTooLargeError(bodyLimit);
+        yield next.value;
       }
-      if (next.done) return;
-      total += next.value.length;
-      if (total > bodyLimit) throw new PayloadTooLargeError(bodyLimit);
-      yield next.value;
+    } finally {
+      // Stopping early (over the limit, or the reader gave up) releases the body as `for await` would.
+      if (!finished) chunks.return?.().catch(() => { /* already torn down */ });
     }
   }
   const body = (): Promise<Buffer> => {
