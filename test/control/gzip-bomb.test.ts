@@ -33,47 +33,38 @@ function inspectInChild(file: string, limits: { maxUnpackedBytes: number; maxEnt
   });
 }
 
-test('a gzip bomb whose header declares more than the limit is refused without inflating it', async () => {
+/** Writes `bytes` to a temporary file, inspects it in a child process, and removes it. */
+async function inspectBytes(bytes: Buffer, limits: { maxUnpackedBytes: number; maxEntries: number }): Promise<{ error?: string; growthMiB: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'quarry-bomb-'));
   try {
-    const file = join(dir, 'bomb.tar');
-    // ~1 MiB on the wire, 1 GiB inflated, the header says 1 GiB; the limit is 64 MiB.
-    writeFileSync(file, gzipBomb(1024 * MiB, 1024 * MiB));
-    const r = await inspectInChild(file, { maxUnpackedBytes: 64 * MiB, maxEntries: 1000 });
-    assert.match(r.error ?? '', /more than 67108864 bytes/);
-    assert.ok(r.growthMiB < 64, `peak RSS grew by ${r.growthMiB.toFixed(0)} MiB`);
+    const file = join(dir, 'artifact.tar');
+    writeFileSync(file, bytes);
+    return await inspectInChild(file, limits);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+test('a gzip bomb whose header declares more than the limit is refused without inflating it', async () => {
+  // ~1 MiB on the wire, 1 GiB inflated, the header says 1 GiB; the limit is 64 MiB.
+  const r = await inspectBytes(gzipBomb(1024 * MiB, 1024 * MiB), { maxUnpackedBytes: 64 * MiB, maxEntries: 1000 });
+  assert.match(r.error ?? '', /more than 67108864 bytes/);
+  assert.ok(r.growthMiB < 64, `peak RSS grew by ${r.growthMiB.toFixed(0)} MiB`);
 });
 
 test('what follows the end of the archive is not inflated', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'quarry-bomb-'));
-  try {
-    const file = join(dir, 'bomb.tar');
-    // The header declares 1 MiB; 1 GiB of zeros follow: the file's body, then end-of-archive blocks and
-    // more zeros than any limit allows, which a tar reader ignores.
-    writeFileSync(file, gzipBomb(MiB, 1024 * MiB));
-    const r = await inspectInChild(file, { maxUnpackedBytes: 64 * MiB, maxEntries: 1000 });
-    assert.equal(r.error, undefined);
-    assert.ok(r.growthMiB < 64, `peak RSS grew by ${r.growthMiB.toFixed(0)} MiB`);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  // The header declares 1 MiB; 1 GiB of zeros follow: the file's body, then end-of-archive blocks and
+  // more zeros than any limit allows, which a tar reader ignores.
+  const r = await inspectBytes(gzipBomb(MiB, 1024 * MiB), { maxUnpackedBytes: 64 * MiB, maxEntries: 1000 });
+  assert.equal(r.error, undefined);
+  assert.ok(r.growthMiB < 64, `peak RSS grew by ${r.growthMiB.toFixed(0)} MiB`);
 });
 
 test('a large compressed archive within the limits is inspected in bounded memory', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'quarry-bomb-'));
-  try {
-    const file = join(dir, 'big.tar');
-    // A real (if silly) artifact: one 512 MiB file of zeros, under a 1 GiB limit.
-    writeFileSync(file, Buffer.concat([gzipBomb(512 * MiB, 512 * MiB), gzipSyncEnd()]));
-    const r = await inspectInChild(file, { maxUnpackedBytes: 1024 * MiB, maxEntries: 1000 });
-    assert.equal(r.error, undefined);
-    assert.ok(r.growthMiB < 64, `peak RSS grew by ${r.growthMiB.toFixed(0)} MiB`);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  // A real (if silly) artifact: one 512 MiB file of zeros, under a 1 GiB limit.
+  const r = await inspectBytes(Buffer.concat([gzipBomb(512 * MiB, 512 * MiB), gzipSyncEnd()]), { maxUnpackedBytes: 1024 * MiB, maxEntries: 1000 });
+  assert.equal(r.error, undefined);
+  assert.ok(r.growthMiB < 64, `peak RSS grew by ${r.growthMiB.toFixed(0)} MiB`);
 });
 
 /** The two zero blocks that end a tar archive, as one more gzip member. */
