@@ -116,9 +116,15 @@ export class H2Pool {
       });
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('error', () => { /* reported through close */ });
-      // The answer is complete at the end of the server's side, even while ours is still open.
-      stream.on('end', () => resolve({ status, headers: head, body: Buffer.concat(chunks) }));
-      stream.on('close', () => resolve(status > 0 ? { status, headers: head, body: Buffer.concat(chunks) } : { reset: stream.rstCode ?? -1 }));
+      // The answer is complete at the end of the server's side, even while ours is still open. One cut
+      // short (its session torn down meanwhile, e.g. by another input's GOAWAY) is a reset, not a body.
+      const settle = (): void => {
+        const body = Buffer.concat(chunks);
+        const declared = Number(head['content-length'] ?? body.length);
+        resolve(status > 0 && body.length >= declared ? { status, headers: head, body } : { reset: stream.rstCode ?? -1 });
+      };
+      stream.on('end', settle);
+      stream.on('close', settle);
     });
     if (body !== undefined) stream.end(body);
     return withDeadline(done, deadlineMs, `HTTP/2 ${method} ${path.slice(0, 120)}`, () => stream.close(http2.constants.NGHTTP2_CANCEL))
