@@ -50,6 +50,8 @@ export interface FuzzReport {
   slowestMs: Record<string, number>;
   /** Answers by status; 0 = stream reset, -2 = node's client refused to send it (nothing tested). */
   statuses: Record<string, number>;
+  /** Stream resets (status 0) by kind of input. */
+  resetsPerKind: Record<string, number>;
   failures: FuzzFailure[];
   failureCount: number;
   /** CPU seconds the server and this process spent on the run (wall time on a quiet machine is about the larger). */
@@ -139,7 +141,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
     targets: [...allowlist.slice(0, 3), 'nope', 'x'.repeat(200), '', '../etc', 'Sites', 'sites ', 'a/b', '\u00e9'],
   };
   const report: FuzzReport = {
-    seed: options.seed, inputs: 0, durationMs: 0, perKind: {}, slowestMs: {}, statuses: {}, failures: [], failureCount: 0,
+    seed: options.seed, inputs: 0, durationMs: 0, perKind: {}, slowestMs: {}, statuses: {}, resetsPerKind: {}, failures: [], failureCount: 0,
     serverCpuSeconds: 0, clientCpuSeconds: 0, baselineRssMiB: 0, maxRssMiB: 0, rssBoundMiB, internalLogLines: [], crashed: false,
   };
   let crashed = false;
@@ -169,7 +171,10 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
         const t0 = Date.now();
         try {
           const out = await kind.run(r, t);
-          for (const s of out.statuses) report.statuses[s] = (report.statuses[s] ?? 0) + 1;
+          for (const s of out.statuses) {
+            report.statuses[s] = (report.statuses[s] ?? 0) + 1;
+            if (s === 0) report.resetsPerKind[kind.name] = (report.resetsPerKind[kind.name] ?? 0) + 1;
+          }
           for (const p of out.problems) fail(index, kind.name, p);
         } catch (err) {
           fail(index, kind.name, err instanceof HangError ? `hang: ${err.message}` : `harness: ${(err as Error).stack ?? String(err)}`);

@@ -120,7 +120,7 @@ export class H2Pool {
       // short (its session torn down meanwhile, e.g. by another input's GOAWAY) is a reset, not a body.
       const settle = (): void => {
         const body = Buffer.concat(chunks);
-        const declared = Number(head['content-length'] ?? body.length);
+        const declared = method === 'HEAD' ? 0 : Number(head['content-length'] ?? body.length);
         resolve(status > 0 && body.length >= declared ? { status, headers: head, body } : { reset: stream.rstCode ?? -1 });
       };
       stream.on('end', settle);
