@@ -18,8 +18,11 @@
  * derives is recorded (id, parent, root, account, grant, expiry, SHA-256 of its signature — never the
  * capability itself). The ids in the identifier and in the `cap-id` caveats form the chain from the root;
  * each must be recorded with the previous one as parent, and revoking any of them revokes the capability.
- * A capability narrowed offline by its holder is not recorded: its id is derived, `<last recorded id>.<16
- * hex digits of the SHA-256 of its signature>`, which links it to what it came from.
+ * A `cap-id` caveat counts only where the server put it: the recorded signature hash of a derived id is
+ * that of the chain ending with its own `cap-id` caveat, and verification recomputes the chain's
+ * signature at each such caveat and compares. A capability narrowed offline by its holder is not
+ * recorded: its id is derived, `<last recorded id>.<16 hex digits of the SHA-256 of its signature>`,
+ * which links it to what it came from.
  */
 import macaroon from 'macaroon';
 import type { Macaroon } from 'macaroon';
@@ -327,6 +330,7 @@ export class CapabilityAuthority {
       }
       if (row.revoked_at !== null) throw new UnauthenticatedError('The capability has been revoked.');
     }
+    if (acc.capIds.length > 0) this.#checkIdCaveats(m, rows);
     const root = rows.get(rootId)!;
     if (root.disabled_at) throw new UnauthenticatedError('The account of this capability is disabled.');
     const last = rows.get(chain[chain.length - 1]!)!;
@@ -421,6 +425,22 @@ export class CapabilityAuthority {
   revokeAccount(account: string): number {
     return this.#db.prepare('UPDATE capabilities SET revoked_at = ? WHERE account = ? AND revoked_at IS NULL')
       .run(this.#now().toISOString(), account).changes;
+  }
+
+  /**
+   * Each `cap-id` caveat must be the one the server appended when it derived that capability: the
+   * signature of the chain up to and including the caveat is the one recorded for the id. Without this,
+   * the holder of a parent could append a child's id offline and act under the child's identity.
+   */
+  #checkIdCaveats(m: Macaroon, rows: ReadonlyMap<string, CapRow>): void {
+    const replay = macaroon.newMacaroon({ identifier: m.identifier, location: CAPABILITY_LOCATION, rootKey: this.#rootKey, version: 2 });
+    for (const c of m.caveats) {
+      replay.addFirstPartyCaveat(c.identifier);
+      const id = /^cap-id = (.+)$/.exec(Buffer.from(c.identifier).toString('utf8'))?.[1];
+      if (id !== undefined && sha256Hex(replay.signature) !== rows.get(id)?.sig_hash) {
+        throw new UnauthenticatedError('The capability is invalid.');
+      }
+    }
   }
 
   #grantOf(m: Macaroon): Grant {

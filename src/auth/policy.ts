@@ -72,26 +72,34 @@ function headerValues(value: string | string[] | undefined): string[] {
 }
 
 /**
- * Every capability the request carries, trimmed. `Authorization` with another scheme is an error: it is
- * a credential this service cannot check, and ignoring it would turn the caller anonymous unnoticed.
+ * Every capability the request carries, trimmed. Each header may hold several, comma-separated (an
+ * intermediary may join repeated fields that way; a capability never contains a comma). `Authorization`
+ * with another scheme is an error: it is a credential this service cannot check, and ignoring it would
+ * turn the caller anonymous unnoticed.
  */
 export function presentedCapabilities(headers: Headers, extraCapability?: string | readonly string[]): string[] {
   const found: string[] = [];
-  for (const v of headerValues(headers['authorization'])) {
-    const m = /^\s*Bearer\s+(\S+)\s*$/i.exec(v);
-    if (!m) throw new UnauthenticatedError('The Authorization header must use the Bearer scheme.');
-    found.push(m[1]!);
+  for (const field of headerValues(headers['authorization'])) {
+    const parts = splitFields(field);
+    if (parts.length === 0) throw new UnauthenticatedError('The Authorization header must use the Bearer scheme.');
+    for (const v of parts) {
+      const m = /^Bearer\s+(\S+)$/i.exec(v);
+      if (!m) throw new UnauthenticatedError('The Authorization header must use the Bearer scheme.');
+      found.push(m[1]!);
+    }
   }
-  for (const v of headerValues(headers['x-service-cap'])) {
-    const t = v.trim();
-    if (t !== '') found.push(t);
-  }
+  for (const v of headerValues(headers['x-service-cap']).flatMap(splitFields)) found.push(v);
   const extra = typeof extraCapability === 'string' ? [extraCapability] : extraCapability ?? [];
   for (const v of extra) {
     const t = v.trim();
     if (t !== '') found.push(t);
   }
   return found;
+}
+
+/** The non-empty, trimmed comma-separated parts of one header field. */
+function splitFields(value: string): string[] {
+  return value.split(',').map((p) => p.trim()).filter((p) => p !== '');
 }
 
 export interface PolicyOptions {

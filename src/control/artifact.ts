@@ -13,8 +13,11 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream, mkdirSync, type Stats } from 'node:fs';
-import { chmod, lstat, readdir, readlink } from 'node:fs/promises';
+import { once } from 'node:events';
+import { chmod, lstat, open, readdir, readlink } from 'node:fs/promises';
 import { join, posix } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { createGunzip } from 'node:zlib';
 import * as tar from 'tar';
 import { BadRequestError } from '../kernel/errors.js';
 import { forEachBounded } from './bounded.js';
@@ -22,11 +25,6 @@ import { forEachBounded } from './bounded.js';
 export type Digest = `sha256:${string}`;
 export const DIGEST = /^sha256:[0-9a-f]{64}$/;
 
-/**
- * node-tar reads an archive in chunks of this size and parses each chunk in one go; its default (16 MiB)
- * would hold the event loop for the whole archive. 1 MiB keeps each step short.
- */
-const READ_CHUNK_BYTES = 1024 * 1024;
 /** Files stat'ed or chmod'ed at once while walking a tree, and hashed at once. */
 const TREE_CONCURRENCY = 64;
 const HASH_CONCURRENCY = 4;
@@ -108,40 +106,43 @@ export async function inspectArtifact(file: string, limits: ArtifactLimits = DEF
   const links: { path: string; to: string }[] = [];
   const paths: string[] = [];
   const fail = (msg: string): void => { problem ??= msg; };
-  try {
-    await tar.list({
-      file, strict: true, maxReadSize: READ_CHUNK_BYTES,
-      onReadEntry: (entry) => {
-        entries++;
-        const p = safeEntryPath(entry.path);
-        if (p instanceof Error) { fail(`entry ${JSON.stringify(entry.path)} ${p.message}`); return; }
-        paths.push(p);
-        bytes += entry.size ?? 0;
-        switch (entry.type) {
-          case 'File': case 'OldFile': case 'ContiguousFile':
-            seenFiles.add(p); break;
-          case 'Directory': break;
-          case 'SymbolicLink': {
-            const to = entry.linkpath ?? '';
-            if (to === '' || to.startsWith('/') || to.includes('\0')) { fail(`symlink ${p} has an absolute or empty target`); break; }
-            links.push({ path: p, to });
-            break;
-          }
-          case 'Link': {
-            const to = safeEntryPath(entry.linkpath ?? '');
-            if (to instanceof Error) fail(`hard link ${p} -> ${entry.linkpath} leaves the release`);
-            else if (!seenFiles.has(to)) fail(`hard link ${p} -> ${to} does not name an earlier file of the archive`);
-            break;
-          }
-          default:
-            fail(`entry ${p} has type ${entry.type}; only files, directories and links inside the release are allowed`);
+  const parser = new tar.Parser({
+    strict: true,
+    onReadEntry: (entry) => {
+      entry.resume();
+      entries++;
+      const p = safeEntryPath(entry.path);
+      if (p instanceof Error) { fail(`entry ${JSON.stringify(entry.path)} ${p.message}`); return; }
+      paths.push(p);
+      bytes += entry.size ?? 0;
+      switch (entry.type) {
+        case 'File': case 'OldFile': case 'ContiguousFile':
+          seenFiles.add(p); break;
+        case 'Directory': break;
+        case 'SymbolicLink': {
+          const to = entry.linkpath ?? '';
+          if (to === '' || to.startsWith('/') || to.includes('\0')) { fail(`symlink ${p} has an absolute or empty target`); break; }
+          links.push({ path: p, to });
+          break;
         }
-        if (entries > limits.maxEntries) fail(`more than ${limits.maxEntries} entries`);
-        if (bytes > limits.maxUnpackedBytes) fail(`unpacks to more than ${limits.maxUnpackedBytes} bytes`);
-      },
-    });
+        case 'Link': {
+          const to = safeEntryPath(entry.linkpath ?? '');
+          if (to instanceof Error) fail(`hard link ${p} -> ${entry.linkpath} leaves the release`);
+          else if (!seenFiles.has(to)) fail(`hard link ${p} -> ${to} does not name an earlier file of the archive`);
+          break;
+        }
+        default:
+          fail(`entry ${p} has type ${entry.type}; only files, directories and links inside the release are allowed`);
+      }
+      if (entries > limits.maxEntries) fail(`more than ${limits.maxEntries} entries`);
+      if (bytes > limits.maxUnpackedBytes) fail(`unpacks to more than ${limits.maxUnpackedBytes} bytes`);
+    },
+  });
+  try {
+    await feedTar(file, parser, 'end', limits, () => problem !== undefined);
   } catch (err) {
-    fail(`not a readable tar archive (${(err as Error).message})`);
+    if (err instanceof ArchiveTooLargeError) fail(err.message);
+    else fail(`not a readable tar archive (${(err as Error).message})`);
   }
   if (problem === undefined && entries === 0) problem = 'the archive is empty';
   // Symlinks are judged once every entry is known, because a link may name one that comes later.
@@ -175,10 +176,82 @@ export async function inspectArtifact(file: string, limits: ArtifactLimits = DEF
   return { entries, bytes };
 }
 
+class ArchiveTooLargeError extends Error {}
+
+const GZIP_MAGIC = Buffer.of(0x1f, 0x8b);
+const ZSTD_MAGIC = Buffer.of(0x28, 0xb5, 0x2f, 0xfd);
+
+/**
+ * Streams the tar `file` into `parser` (a node-tar Parser or Unpack), gunzipping it first when it starts
+ * with the gzip magic, and resolves on the parser's `doneEvent`. Decompression is ours, not node-tar's:
+ * node-tar inflates each chunk it is given in one synchronous call, so a 2 MiB bomb written to it at once
+ * becomes gigabytes of memory before any header is read. Here the inflated stream arrives in 16 KiB
+ * pieces with back-pressure, and is cut off (ArchiveTooLargeError) once it passes what `limits` allow:
+ * the entries' sizes plus a header and padding per entry and room for extended headers. `stop()` is
+ * asked after every piece, so a refused header ends the reading at once, and whatever follows the
+ * end-of-archive blocks is not read (node-tar would buffer all of it). An inflated stream that is
+ * itself compressed is refused (node-tar would inflate it again, in one call).
+ */
+async function feedTar(
+  file: string, parser: tar.Parser, doneEvent: 'end' | 'close', limits: ArtifactLimits, stop: () => boolean,
+): Promise<void> {
+  const done = new Promise<void>((resolve, reject) => {
+    parser.on(doneEvent, () => resolve());
+    parser.on('error', reject);
+  });
+  done.catch(() => { /* observed below, or superseded by the error that stopped the feed */ });
+  // Past the end-of-archive blocks node-tar keeps concatenating whatever follows into one buffer.
+  let eof = false;
+  parser.on('eof', () => { eof = true; });
+  const magic = await firstBytes(file, 4);
+  const gzipped = magic.subarray(0, 2).equals(GZIP_MAGIC);
+  if (!gzipped && magic.equals(ZSTD_MAGIC)) throw new Error('zstd is not accepted; send a plain or gzipped tar');
+  const input = createReadStream(file);
+  let source: AsyncIterable<Buffer> = input;
+  if (gzipped) {
+    const gunzip = createGunzip();
+    pipeline(input, gunzip).catch(() => { /* the error reaches the reader through gunzip */ });
+    source = gunzip;
+  }
+  const bound = limits.maxUnpackedBytes + (limits.maxEntries + 1) * 4096 + 1024 * 1024;
+  let total = 0;
+  let first = gzipped;
+  for await (const chunk of source) {
+    if (first) {
+      first = false;
+      if (chunk.subarray(0, 2).equals(GZIP_MAGIC) || chunk.subarray(0, 4).equals(ZSTD_MAGIC)) {
+        throw new Error('the archive is compressed twice');
+      }
+    }
+    total += chunk.length;
+    if (total > bound) throw new ArchiveTooLargeError(`unpacks to more than ${limits.maxUnpackedBytes} bytes`);
+    if (!parser.write(chunk)) await Promise.race([once(parser, 'drain'), done]);
+    if (stop()) {
+      input.destroy();
+      return;
+    }
+    if (eof) break;
+  }
+  parser.end();
+  await done;
+}
+
+async function firstBytes(file: string, n: number): Promise<Buffer> {
+  const fh = await open(file, 'r');
+  try {
+    const buf = Buffer.alloc(n);
+    const { bytesRead } = await fh.read(buf, 0, n, 0);
+    return buf.subarray(0, bytesRead);
+  } finally {
+    await fh.close();
+  }
+}
+
 /** Unpacks an inspected artifact into the new, empty directory `dest` and makes its files read-only. */
-export async function extractArtifact(file: string, dest: string): Promise<void> {
+export async function extractArtifact(file: string, dest: string, limits: ArtifactLimits = DEFAULT_ARTIFACT_LIMITS): Promise<void> {
   mkdirSync(dest, { recursive: true });
-  await tar.extract({ file, cwd: dest, strict: true, preservePaths: false, preserveOwner: false, noMtime: true, maxReadSize: READ_CHUNK_BYTES });
+  const unpack = new tar.Unpack({ cwd: dest, strict: true, preservePaths: false, preserveOwner: false, noMtime: true });
+  await feedTar(file, unpack, 'close', limits, () => false);
   await makeReadOnly(dest);
 }
 

@@ -86,7 +86,7 @@ export class ReleaseStore {
     // A directory without its manifest is debris from an interrupted prune or materialization.
     await removeTreeAsync(this.releaseDir(target, version));
     const tmp = mkdtempSync(join(parent, `.tmp-${version}-`));
-    await extractArtifact(file, tmp);
+    await extractArtifact(file, tmp, this.limits);
     await fsyncTree(tmp);
     const manifest: ReleaseManifest = { v: 1, target, version, digest, files: await manifestOf(tmp) };
     writeFileDurable(this.manifestPath(target, version), JSON.stringify(manifest));
@@ -108,7 +108,7 @@ export class ReleaseStore {
     const tmp = mkdtempSync(join(this.scratchDir, `repair-${target}-`));
     try {
       await inspectArtifact(this.artifactPath(m.digest), this.limits);
-      await extractArtifact(this.artifactPath(m.digest), tmp);
+      await extractArtifact(this.artifactPath(m.digest), tmp, this.limits);
       // Extra paths first, deepest first, then expected paths parents first.
       for (const p of diff.filter((p) => !(p in m.files)).reverse()) removeTree(join(dir, p));
       for (const p of diff.filter((p) => p in m.files)) {

@@ -86,6 +86,13 @@ export class Router {
     return this.#entries.map((e) => ({ route: e.route, group: e.group }));
   }
 
+  /** Every method some route serves (HEAD with GET), in the order `Allow` lists them. */
+  methods(): Method[] {
+    const used = new Set<Method>(this.#entries.map((e) => e.route.method));
+    if (used.has('GET')) used.add('HEAD');
+    return METHODS.filter((m) => used.has(m));
+  }
+
   /**
    * The route for `method rawPath` (no query string). Throws NotFoundError (no route has this path),
    * MethodNotAllowedError (with the allowed methods) or BadRequestError (malformed percent-encoding).

@@ -100,6 +100,14 @@ export class QuarryServer {
     this.#server.on('session', (session) => this.#onSession(session));
     this.#server.on('secureConnection', (socket: TLSSocket) => this.#onSecureConnection(socket));
     this.#server.on('clientError', (err: NodeJS.ErrnoException, socket: TLSSocket) => this.#onClientError(err, socket));
+    // HTTP/1.1: node destroys a socket whose timeout fires unless someone listens for 'timeout' on the
+    // request, the response or the server; the idle timeout set in #onSecureConnection decides instead,
+    // so a stalled request body is answered by the request timeout (503) rather than dropped.
+    this.#server.on('timeout', () => { /* see #onSecureConnection */ });
+    this.#server.on('connect', (req: IncomingMessage, socket: TLSSocket) => this.#onConnect(req, socket));
+    // An `Expect` other than 100-continue: node would answer a bare 417; the request is served as if the
+    // field were absent instead (RFC 9110 §10.1.1 allows either), so every answer keeps the contract's shape.
+    this.#server.on('checkExpectation', (req: Req, res: Res) => { void this.#handle(req, res); });
     this.#server.on('tlsClientError', () => { /* refused handshakes (TLS 1.2, bad SNI) are the client's problem */ });
     this.#server.on('sessionError', () => { /* a broken HTTP/2 session only affects its own client */ });
   }
@@ -202,21 +210,37 @@ export class QuarryServer {
     this.#headerDeadlines.delete(socket);
   }
 
+  /**
+   * HTTP/1.1 input node's parser refuses: answered 400 (431 for an oversized head) in the contract's
+   * shape, then the connection is closed. The parser may fail after it dispatched the request (a chunk
+   * size that is not hex): then the answer goes through that request's response, so the handler's own
+   * answer later finds it sent and does nothing, unless the response has already begun.
+   */
   #onClientError(err: NodeJS.ErrnoException, socket: TLSSocket): void {
-    if (!socket.writable || (socket as unknown as { _httpMessage?: unknown })._httpMessage) {
+    const pending = (socket as unknown as { _httpMessage?: ServerResponse })._httpMessage;
+    if (!socket.writable || pending?.headersSent) {
       socket.destroy();
       return;
     }
     const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
     const status = tooLarge ? HEADERS_TOO_LARGE_STATUS : 400;
-    const body = JSON.stringify(tooLarge
+    const body = tooLarge
       ? headersTooLargeBody(this.limits.headerBytes)
-      : httpError(new BadRequestError('The request could not be parsed as HTTP/1.1.')).body);
-    const reason = tooLarge ? 'Request Header Fields Too Large' : 'Bad Request';
-    socket.end(
-      `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json; charset=utf-8\r\n`
-      + `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
-    );
+      : httpError(new BadRequestError('The request could not be parsed as HTTP/1.1.')).body;
+    if (pending) {
+      const json = Buffer.from(JSON.stringify(body));
+      pending.writeHead(status, { 'content-type': JSON_TYPE, 'content-length': String(json.length), connection: 'close' });
+      pending.end(json);
+      return;
+    }
+    writeRawResponse(socket, status, {}, body);
+  }
+
+  /** HTTP/1.1 `CONNECT` (node hands it over as a raw socket): no route serves it. */
+  #onConnect(req: IncomingMessage, socket: TLSSocket): void {
+    const allow = this.router.methods();
+    const e = httpError(new MethodNotAllowedError('CONNECT', req.url ?? '', allow));
+    writeRawResponse(socket, e.status, e.headers, e.body);
   }
 
   async #handle(req: Req, res: Res): Promise<void> {
@@ -231,7 +255,9 @@ export class QuarryServer {
     res.on('close', () => {
       // An HTTP/2 stream reset by the client reports its response as finished (the compat layer ends it on
       // close), so `writableFinished` alone misses it; `req.aborted` says the client went away first.
-      if (!res.writableFinished || req.aborted) ac.abort(new Error('The client went away.'));
+      // Also when the body is incomplete: nothing the handler does can be answered any more (node's parser
+      // may have answered a broken body itself), and a handler waiting for the rest is woken.
+      if (!res.writableFinished || req.aborted || !req.complete) ac.abort(new Error('The client went away.'));
       this.#longLived.delete(ac);
       if (h1Socket) {
         const n = (this.#h1Sockets.get(h1Socket) ?? 1) - 1;
@@ -259,7 +285,7 @@ export class QuarryServer {
       let principal: Principal | undefined;
       let principalError: unknown;
       try {
-        principal = this.#policy.resolve(req.headers);
+        principal = this.#policy.resolve(credentialHeaders(req));
       } catch (err) {
         principalError = err;
       }
@@ -316,15 +342,17 @@ export class QuarryServer {
       await this.#send(req, res, reply, ac.signal);
     } catch (err) {
       clearTimeout(timer);
+      // A client that went away explains any failure to write to it.
+      const clientGone = req.aborted || res.destroyed || req.socket?.destroyed === true;
       if (settled && res.headersSent) {
-        this.#log.error('quarry: error while streaming a response', err);
-        res.destroy();
+        if (!clientGone) this.#log.error('quarry: error while streaming a response', err);
+        if (!res.writableEnded) res.destroy();
         return;
       }
       const e = httpError(err);
       if (e.internal) this.#log.error(`quarry: internal error on ${req.method} ${(req.url ?? '').split('?')[0]}`, err);
       if (res.headersSent) {
-        res.destroy();
+        if (!res.writableEnded) res.destroy();
         return;
       }
       const closeAfter = err instanceof PayloadTooLargeError || (QuarryError.is(err) && err.code === 'payload_too_large');
@@ -363,7 +391,7 @@ export class QuarryServer {
     const status = reply.status ?? 200;
     if ('json' in reply) {
       const body = Buffer.from(toJson({ v: 1, ...reply.json }));
-      headers['content-type'] = 'application/json; charset=utf-8';
+      headers['content-type'] = JSON_TYPE;
       headers['content-length'] = String(body.length);
       res.writeHead(status, headers);
       if (head) (res as ServerResponse).end(); else (res as ServerResponse).end(body);
@@ -399,6 +427,18 @@ export class QuarryServer {
   }
 }
 
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+const REASONS: Record<number, string> = { 400: 'Bad Request', 405: 'Method Not Allowed', 431: 'Request Header Fields Too Large' };
+
+/** A whole HTTP/1.1 response with a JSON body written on a socket node no longer parses; then closes it. */
+function writeRawResponse(socket: TLSSocket, status: number, headers: Record<string, string>, body: unknown): void {
+  const json = JSON.stringify(body);
+  let head = `HTTP/1.1 ${status} ${REASONS[status] ?? 'Error'}\r\ncontent-type: ${JSON_TYPE}\r\n`;
+  for (const [k, v] of Object.entries(headers)) head += `${k.toLowerCase()}: ${v}\r\n`;
+  socket.end(`${head}content-length: ${Buffer.byteLength(json)}\r\nconnection: close\r\n\r\n${json}`);
+}
+
 function activeStreams(session: http2.ServerHttp2Session): number {
   // `state.streamCount` is not typed in @types/node 20 but present at run time.
   const s = session.state as unknown as { streamCount?: number } | undefined;
@@ -415,6 +455,26 @@ function headerBytes(req: Req): number {
   let n = 0;
   for (let i = 0; i < raw.length; i += 2) n += raw[i]!.length + (raw[i + 1]?.length ?? 0) + 32;
   return n;
+}
+
+/** Headers that may carry a capability; every occurrence of them is passed on. */
+const CREDENTIAL_HEADERS = new Set(['authorization', 'x-service-cap']);
+
+/**
+ * `req.headers` with each credential header as every field the client sent under that name, from
+ * `rawHeaders` (a string when there is one, a list when there are several): node keeps only the first
+ * `Authorization` and joins repeated unknown headers with ", " (HTTP/1.1 and HTTP/2 alike), which would
+ * hide a second capability from the policy.
+ */
+function credentialHeaders(req: Req): Record<string, string | string[] | undefined> {
+  const out: Record<string, string | string[] | undefined> = { ...req.headers };
+  const raw = req.rawHeaders;
+  for (const name of CREDENTIAL_HEADERS) {
+    const values: string[] = [];
+    for (let i = 0; i + 1 < raw.length; i += 2) if (raw[i]!.toLowerCase() === name) values.push(raw[i + 1]!);
+    if (values.length > 0) out[name] = values.length === 1 ? values[0] : values;
+  }
+  return out;
 }
 
 function normalizeAddress(a: string | undefined): string {
@@ -437,10 +497,35 @@ function makeContext(
     if (consumed) throw new BadRequestError('The request body was already read.');
     consumed = true;
     let total = 0;
-    for await (const chunk of req as AsyncIterable<Buffer>) {
-      total += chunk.length;
-      if (total > bodyLimit) throw new PayloadTooLargeError(bodyLimit);
-      yield chunk;
+    const chunks = (req as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
+    const ended = new Promise<never>((_, reject) => {
+      if (signal.aborted) reject(signal.reason);
+      signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+    });
+    ended.catch(() => { /* raced below */ });
+    let finished = false;
+    try {
+      for (;;) {
+        let next: IteratorResult<Buffer>;
+        try {
+          next = await Promise.race([chunks.next(), ended]);
+        } catch (err) {
+          if (err === signal.reason && QuarryError.is(err)) throw err;
+          // The client closed the connection or reset the stream mid-body, or broke its framing: its
+          // doing, never a bug (the answer, if it can still be sent, is a 400).
+          throw new BadRequestError('The request body ended before it was complete.', 'body');
+        }
+        if (next.done) {
+          finished = true;
+          return;
+        }
+        total += next.value.length;
+        if (total > bodyLimit) throw new PayloadTooLargeError(bodyLimit);
+        yield next.value;
+      }
+    } finally {
+      // Stopping early (over the limit, or the reader gave up) releases the body as `for await` would.
+      if (!finished) chunks.return?.().catch(() => { /* already torn down */ });
     }
   }
   const body = (): Promise<Buffer> => {

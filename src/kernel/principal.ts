@@ -101,7 +101,8 @@ export interface Policy {
    * The principal for a request with these headers (`authorization: Bearer …` or `x-service-cap`), plus,
    * on `/mcp`, the capabilities found in the body (`params._cap`, the prefixed `_meta` key). No capability
    * → the anonymous principal (which may hold no rights when anonymous access is off). Throws `UnauthenticatedError` for an invalid, expired or
-   * revoked capability and `BadRequestError` when two different capabilities are given.
+   * revoked capability and `BadRequestError` when two different capabilities are given. The HTTP server
+   * passes a credential header sent several times as the list of its fields.
    */
   resolve(headers: Readonly<Record<string, string | string[] | undefined>>, extraCapability?: string | readonly string[]): Principal;
 }

@@ -156,6 +156,35 @@ test('a cap-id caveat the server did not record makes the capability invalid', a
   assert.equal((await srv.request('GET', '/api/auth/whoami', { headers: bearer(claimed) })).status, 401);
 });
 
+test('a holder cannot take a derived capability\'s id: a cap-id caveat counts only on the chain the server minted it for', async () => {
+  const parent = srv.auth.capabilities.mint({ rights: ['mgmt.read', 'mgmt.deploy'], ttlSeconds: 3600, kind: 'mint' });
+  const child = srv.auth.capabilities.attenuate(srv.auth.capabilities.verify(parent.cap), { rights: ['mgmt.read'] });
+  const grandchild = srv.auth.capabilities.attenuate(srv.auth.capabilities.verify(child.cap), { ttlSeconds: 600 });
+  // The real ones keep their ids, and an offline narrowing of one keeps its lineage.
+  for (const [cap, id] of [[parent.cap, parent.capId], [child.cap, child.capId], [grandchild.cap, grandchild.capId]] as const) {
+    const r = await srv.request('GET', '/api/auth/whoami', { headers: bearer(cap) });
+    assert.equal(r.status, 200);
+    assert.equal(r.json['cap_id'], id);
+  }
+  const narrowed = await srv.request('GET', '/api/auth/whoami', { headers: bearer(attenuateOffline(child.cap, ['rights = mgmt.read'])) });
+  assert.equal(narrowed.status, 200);
+  assert.match(String(narrowed.json['cap_id']), new RegExp(`^${child.capId}\\.[0-9a-f]{16}$`));
+  // The parent's holder appends the child's id: alone, after another narrowing, or with the grandchild's
+  // after it. (Appending exactly the caveats the server appended recomputes the child itself, bit for bit:
+  // the same capability the parent's holder was handed when it asked for the child.)
+  for (const forged of [
+    attenuateOffline(parent.cap, [`cap-id = ${child.capId}`]),
+    attenuateOffline(parent.cap, ['rights = mgmt.deploy', `cap-id = ${child.capId}`]),
+    attenuateOffline(parent.cap, ['rights = mgmt.read', 'targets = sites', `cap-id = ${child.capId}`]),
+    attenuateOffline(parent.cap, [`cap-id = ${child.capId}`, `cap-id = ${grandchild.capId}`]),
+    attenuateOffline(child.cap, [`cap-id = ${grandchild.capId}`]),
+  ]) {
+    const r = await srv.request('GET', '/api/auth/whoami', { headers: bearer(forged) });
+    assert.equal(r.status, 401, JSON.stringify(r.json));
+    assert.equal(code(r), 'unauthenticated');
+  }
+});
+
 test('anonymous access: on by default (search only), off by configuration', async () => {
   const on = await srv.request('GET', '/api/auth/whoami');
   assert.deepEqual(on.json['rights'], ['search']);

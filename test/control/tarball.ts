@@ -3,6 +3,7 @@
  * (`..`, absolute paths, links out of the tree, devices) that a well-behaved tar library refuses to make.
  */
 import { createHash } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
 
 export interface RawEntry {
   path: string;
@@ -11,6 +12,8 @@ export interface RawEntry {
   linkpath?: string;
   body?: string | Buffer;
   mode?: number;
+  /** The size the header declares, when it should differ from the body's (a lying header). */
+  size?: number;
 }
 
 function octal(n: number, width: number): string { return n.toString(8).padStart(width - 1, '0') + '\0'; }
@@ -24,7 +27,7 @@ export function rawTar(entries: RawEntry[]): Buffer {
     h.write(octal(e.mode ?? 0o644, 8), 100);
     h.write(octal(0, 8), 108);
     h.write(octal(0, 8), 116);
-    h.write(octal((e.type ?? '0') === '0' ? body.length : 0, 12), 124);
+    h.write(octal(e.size ?? ((e.type ?? '0') === '0' ? body.length : 0), 12), 124);
     h.write(octal(0, 12), 136);
     h.write('        ', 148);
     h.write(e.type ?? '0', 156);
@@ -41,6 +44,18 @@ export function rawTar(entries: RawEntry[]): Buffer {
   }
   blocks.push(Buffer.alloc(1024));
   return Buffer.concat(blocks);
+}
+
+/**
+ * A gzip bomb: one file entry whose header declares `declared` bytes, followed by `zeros` bytes of zeros,
+ * as concatenated gzip members of 1 MiB each (a gunzip reads them as one stream), so a few KiB per MiB.
+ */
+export function gzipBomb(declared: number, zeros: number): Buffer {
+  const header = rawTar([{ path: 'big.bin', size: declared }]).subarray(0, 512);
+  const mib = gzipSync(Buffer.alloc(1024 * 1024), { level: 9 });
+  const parts = [gzipSync(header)];
+  for (let n = 0; n < zeros; n += 1024 * 1024) parts.push(mib);
+  return Buffer.concat(parts);
 }
 
 export function sha256(buf: Buffer): string { return `sha256:${createHash('sha256').update(buf).digest('hex')}`; }

@@ -66,6 +66,9 @@ test('raw, undecoded query strings and paths: malformed percent-encoding, repeat
   ];
   for (const [method, path] of cases) {
     for (const protocol of ['h2', 'h1'] as const) {
+      // Node's HTTP/1.1 client hands any answer to CONNECT to a 'connect' listener, never as a response:
+      // malformed-transport.test.ts sends CONNECT on a raw socket and checks the 405 instead.
+      if (method === 'CONNECT' && protocol === 'h1') continue;
       let r;
       try {
         r = await rawRequest(srv, method, path, undefined, { protocol });

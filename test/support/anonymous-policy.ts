@@ -21,7 +21,7 @@ export function anonymousOnlyPolicy(): Policy {
   return {
     resolve(headers, extraCapability) {
       const auth = headers['authorization'];
-      if (headers['x-service-cap'] !== undefined || extraCapability !== undefined || (typeof auth === 'string' && /^bearer\s/i.test(auth))) {
+      if (headers['x-service-cap'] !== undefined || extraCapability !== undefined || [auth ?? []].flat().some((a) => /^\s*bearer\s/i.test(a))) {
         throw new UnauthenticatedError('This server does not accept capabilities (authentication is not configured).');
       }
       return ANONYMOUS;
