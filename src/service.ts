@@ -28,6 +28,7 @@ import { authRoutes } from './rest/auth.js';
 import { eventRoutes } from './rest/events.js';
 import { buildOpenApi, openApiRoutes } from './rest/openapi.js';
 import { searchRoutes } from './rest/search.js';
+import { uiRoutes } from './ui/pages.js';
 import { SearchService, type SearcherSource } from './search/service.js';
 import { QuarryServer, consoleLogger, type Logger } from './http/server.js';
 import { ensureTls, loadTls, type TlsMaterial } from './http/tls.js';
@@ -122,7 +123,9 @@ async function startServiceWith(options: ServiceOptions, closers: (() => Promise
       return corpora.searcher(scope);
     },
   };
-  groups.push(searchRoutes(new SearchService(search)));
+  const searchService = new SearchService(search);
+  groups.push(searchRoutes(searchService));
+  groups.push(uiRoutes(searchService));
   groups.push(eventRoutes(new EventsService(bus)));
 
   // Control plane: recovers interrupted operations and reconciles targets before it serves requests.
