@@ -86,7 +86,7 @@ export async function showSession(): Promise<Me> {
   const expires = m.expires_at ? new Date(m.expires_at).toLocaleString() : 'never';
   render(el, [
     h('span', { id: 'signed-in' }, 'Signed in as ', h('strong', {}, m.account ?? `capability ${m.cap_id ?? ''}`)),
-    h('span', { class: 'rights', id: 'my-rights' }, `Rights: ${m.rights.join(', ')}`),
+    h('details', { class: 'rights' }, h('summary', {}, `Rights (${m.rights.length})`), h('span', { id: 'my-rights' }, m.rights.join(', '))),
     h('span', { id: 'my-expiry' }, `Expires: ${expires}`),
     h('button', { type: 'button', class: 'secondary', id: 'sign-out' }, 'Sign out'),
   ]);

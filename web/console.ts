@@ -54,6 +54,7 @@ function row(s: Status): VNode {
 }
 
 function renderTable(): void {
+  if (only) renderSummary();
   const body = $('targets-body');
   if (!body) return;
   const rows = [...statuses.values()].sort((a, b) => a.target.localeCompare(b.target));
@@ -62,7 +63,6 @@ function renderTable(): void {
   for (const s of rows) counts.set(s.verdict, (counts.get(s.verdict) ?? 0) + 1);
   const summary = $('targets-summary');
   if (summary) summary.textContent = `${rows.length} targets: ${[...counts].map(([k, n]) => `${n} ${k}`).join(', ')}`;
-  if (only) renderSummary();
 }
 
 function setStatuses(list: Status[], replace: boolean): void {
@@ -285,8 +285,8 @@ function actionsView(target: string): VNode {
     h('h2', { id: 'actions-h' }, 'Actions'),
     h('div', { class: 'actions' },
       may('mgmt.build') ? h('button', { type: 'button', id: 'do-build' }, 'Build') : null,
-      may('mgmt.stage') ? [h('label', {}, 'Built version', h('select', { id: 'stage-version' })), h('button', { type: 'button', id: 'do-stage' }, 'Stage')] : null,
-      may('mgmt.deploy') ? [h('label', {}, 'Version to deploy', h('select', { id: 'deploy-version' })), h('button', { type: 'button', id: 'do-deploy' }, 'Plan deploy…')] : null,
+      may('mgmt.stage') ? h('div', { class: 'action' }, h('label', {}, 'Built version', h('select', { id: 'stage-version' })), h('button', { type: 'button', id: 'do-stage' }, 'Stage')) : null,
+      may('mgmt.deploy') ? h('div', { class: 'action' }, h('label', {}, 'Version to deploy', h('select', { id: 'deploy-version' })), h('button', { type: 'button', id: 'do-deploy' }, 'Plan deploy…')) : null,
       may('mgmt.rollback') ? h('button', { type: 'button', id: 'do-rollback' }, 'Plan rollback…') : null,
       may('mgmt.reconcile') ? h('button', { type: 'button', id: 'do-reconcile', class: 'secondary' }, 'Reconcile') : null,
       may('mgmt.restart') ? h('button', { type: 'button', id: 'do-restart', class: 'secondary' }, 'Restart') : null),
