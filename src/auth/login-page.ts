@@ -35,7 +35,7 @@ export function createLoginPage(webDir = WEB_DIR): LoginPage {
     },
     headers() {
       return {
-        'content-security-policy': "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; connect-src 'self'; style-src 'self'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'",
+        'content-security-policy': "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; connect-src 'self'; style-src 'self'; img-src 'self'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'",
         'x-content-type-options': 'nosniff',
         'referrer-policy': 'no-referrer',
         'cache-control': 'no-cache',

@@ -36,6 +36,7 @@ const ASSETS: Record<string, string> = {
   'app.css': 'text/css; charset=utf-8',
   'search.js': 'text/javascript; charset=utf-8',
   'console.js': 'text/javascript; charset=utf-8',
+  'icon.svg': 'image/svg+xml',
 };
 
 interface Shell { title: string; script: 'search' | 'console'; page: string; main: VNode[]; status?: number }
@@ -48,6 +49,7 @@ function page(s: Shell): BytesReply {
       h('meta', { name: 'color-scheme', content: 'light dark' }),
       h('title', {}, s.title),
       h('link', { rel: 'stylesheet', href: '/ui/app.css' }),
+      h('link', { rel: 'icon', href: '/ui/icon.svg', type: 'image/svg+xml' }),
       h('script', { type: 'module', src: `/ui/${s.script}.js` })),
     h('body', { 'data-page': s.page },
       h('a', { class: 'skip', href: '#main' }, 'Skip to the content'),

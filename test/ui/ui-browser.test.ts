@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AxeBuilder } from '@axe-core/playwright';
 import type { Page } from 'playwright-core';
+import { connect } from '../support/client.js';
 import { logIn, mintCap, startUi, uiContext, type UiServer } from './support.js';
 
 const WAIT = { timeout: 120_000 }; // hang guards only: the machine is shared and slow
@@ -242,6 +243,21 @@ test('a capability without mgmt.deploy sees no deploy button and is refused by h
     body: JSON.stringify({ target: 'sites' }),
   })).status);
   assert.equal(status, 403);
+
+  // The history the target page reads, checked against the served OpenAPI document.
+  const reader = connect(ui.srv, { headers: { authorization: `Bearer ${cap}` } });
+  const anon = connect(ui.srv);
+  try {
+    const h = await reader.get('/api/history?target=sites');
+    assert.equal(h.status, 200);
+    assert.ok(h.json.versions.length >= 2 && h.json.ops.some((o: { kind: string }) => o.kind === 'rollback'));
+    assert.ok(h.json.audit.some((a: { action: string; result: string }) => a.result === 'denied'), 'the refused deploy is audited');
+    assert.equal((await reader.get('/api/history?target=nope')).status, 404);
+    assert.equal((await anon.get('/api/history?target=sites')).status, 401);
+  } finally {
+    reader.close();
+    anon.close();
+  }
   await page.goto(`${url}/login`);
   await axe(page, 'the login page');
   await context.close();
