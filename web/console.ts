@@ -36,6 +36,9 @@ function problem(err: unknown): VNode {
   return h('div', { class: 'problem', role: 'alert' }, h('p', {}, h('strong', {}, e.message)), h('p', {}, advice));
 }
 
+/** A table that may scroll sideways on a narrow screen: a named region reachable by the keyboard. */
+const scroller = (label: string, table: VNode) => h('div', { class: 'table-wrap', role: 'region', 'aria-label': label, tabindex: 0 }, table);
+
 const fmtTime = (s: string | null | undefined) => (s ? new Date(s).toLocaleString() : '—');
 const v = (x: { version: string } | null) => x?.version ?? '—';
 
@@ -119,7 +122,7 @@ async function loadStatus(): Promise<void> {
 
 function tableView(): VNode {
   const cols = ['Target', 'Verdict', 'Sync', 'Health', 'Live', 'Desired', 'Generation', 'Lock', 'Last operation', 'Reasons'];
-  return h('div', { class: 'table-wrap' }, h('table', { class: 'grid', id: 'targets' },
+  return scroller('Targets', h('table', { class: 'grid', id: 'targets' },
     h('caption', { class: 'visually-hidden' }, 'Managed targets and their verdicts'),
     h('thead', {}, h('tr', {}, cols.map((c) => h('th', { scope: 'col' }, c)))),
     h('tbody', { id: 'targets-body' })));
@@ -157,7 +160,7 @@ async function loadHistory(): Promise<void> {
     render($('history')!, problem(err));
     return;
   }
-  const table = (caption: string, cols: string[], rows: VNode[][]) => h('div', { class: 'table-wrap' }, h('table', { class: 'grid' },
+  const table = (caption: string, cols: string[], rows: VNode[][]) => scroller(caption, h('table', { class: 'grid' },
     h('caption', {}, caption),
     h('thead', {}, h('tr', {}, cols.map((c) => h('th', { scope: 'col' }, c)))),
     h('tbody', {}, rows.length ? rows.map((r) => h('tr', {}, r.map((c) => h('td', {}, c)))) : h('tr', {}, h('td', { colspan: cols.length }, 'None yet.')))));
@@ -325,7 +328,7 @@ async function loadCaps(): Promise<void> {
   const el = $('caps-list')!;
   let caps: Cap[];
   try { caps = (await api<{ caps: Cap[] }>('/api/caps')).caps; } catch (err) { render(el, problem(err)); return; }
-  render(el, h('div', { class: 'table-wrap' }, h('table', { class: 'grid' },
+  render(el, scroller('Capabilities', h('table', { class: 'grid' },
     h('caption', {}, 'Capabilities minted or derived, newest first'),
     h('thead', {}, h('tr', {}, ['Id', 'Account', 'Rights', 'Expires', 'State', ''].map((c) => h('th', { scope: 'col' }, c)))),
     h('tbody', {}, caps.map((c) => h('tr', {},

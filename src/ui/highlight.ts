@@ -5,17 +5,22 @@
  *
  * The query's positive terms are its words minus `-excluded` ones and `site:` filters, operators and
  * quotes removed. A word is a hit when it equals a term or when both reduce to the same crude stem (a
- * few English suffixes cut), which follows the engine's stemming closely enough to guide the eye.
+ * few English suffixes and a final e cut), which follows the engine's stemming closely enough to guide
+ * the eye.
  */
 
 const WORD = /[\p{L}\p{N}]+/gu;
 
 function stem(word: string): string {
-  const w = word.toLowerCase();
-  for (const suffix of ['ings', 'ing', 'edly', 'ed', 'ies', 'es', 's', 'ly']) {
-    if (w.length > suffix.length + 2 && w.endsWith(suffix)) return w.slice(0, -suffix.length);
+  let w = word.toLowerCase();
+  if (w.length > 4 && /ie[sd]$/.test(w)) w = `${w.slice(0, -3)}y`;
+  else if (w.length > 4 && /(ss|ch|sh|x|z)es$/.test(w)) w = w.slice(0, -2);
+  else {
+    for (const suffix of ['ings', 'ing', 'edly', 'ed', 'ly', 's']) {
+      if (w.length > suffix.length + 2 && w.endsWith(suffix) && !w.endsWith('ss')) { w = w.slice(0, -suffix.length); break; }
+    }
   }
-  return w;
+  return w.length > 3 && w.endsWith('e') ? w.slice(0, -1) : w;
 }
 
 /** The stems of the words a query looks for (excluded terms and `site:` left out). */

@@ -263,15 +263,25 @@ test('a capability without mgmt.deploy sees no deploy button and is refused by h
   await context.close();
 });
 
-test('the pages carry a strict Content-Security-Policy and no inline script or style', async () => {
-  const context = await uiContext(ui.browser);
+test('every page: strict Content-Security-Policy, no inline script or style; dark and 360 px wide: no axe violation, no sideways scroll', async () => {
+  const cap = mintCap(ui.dataDir, 'search,events.read,mgmt.read,auth.admin');
+  const context = await uiContext(ui.browser, { dark: true, width: 360, cap });
   const page = await context.newPage();
-  for (const path of ['/', '/search?q=granite', '/doc/web/1', '/console', '/login']) {
+  const problems = guard(page);
+  const ready: [string, string][] = [
+    ['/', '#q'], ['/search?q=granite', '#results'], ['/search?q=payload&scope=web', '#results'], ['/doc/web/1', '.problem'],
+    ['/console', '#targets-body tr'], ['/console/sites', '#history table'], ['/login', '#session:not([hidden])'],
+  ];
+  for (const [path, selector] of ready) {
     const r = await page.goto(`${url}${path}`);
+    await page.waitForSelector(selector, WAIT);
     const csp = r!.headers()['content-security-policy'] ?? '';
     assert.match(csp, /script-src 'self'/, path);
-    assert.doesNotMatch(csp, /unsafe-inline/, path);
+    assert.doesNotMatch(csp, /'unsafe-inline'|'unsafe-eval'/, path);
     assert.equal(await page.locator('script:not([src]), style, [style]').count(), 0, path);
+    await axe(page, `${path} (dark, 360 px)`);
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), `${path} fits 360 px`);
   }
+  assert.deepEqual(problems.filter((p) => !/status of 404/.test(p)), [], 'only the missing document\'s own 404');
   await context.close();
 });
