@@ -226,7 +226,51 @@ test('console: log in, deploy with plan and confirmation while another tab watch
   await watcher.waitForFunction((v) => document.querySelector('#targets-body tr[data-target="sites"] td[data-col="live"]')?.textContent === v, v1, WAIT);
   assert.equal(await cell('desired'), v1);
   await page.waitForFunction(() => document.querySelectorAll('#history table').length === 3 && /rollback/.test(document.getElementById('history')?.textContent ?? ''), undefined, WAIT);
+
+  // Capabilities: an invite minted with chosen rights, and a capability revoked (it then stops working).
+  await watcher.check('#invite-form input[value="events.read"]');
+  await watcher.click('#invite-form button[type="submit"]');
+  await watcher.waitForSelector('#invite-code', WAIT);
+  assert.ok((await watcher.textContent('#invite-code'))!.length > 10);
+  const victim = mintCap(ui.dataDir, 'search');
+  const whoami = (c: string) => watcher.evaluate(async (c) => {
+    const r = await fetch('/api/auth/whoami', { headers: { authorization: `Bearer ${c}` } });
+    return { status: r.status, id: ((await r.json()) as { cap_id?: string }).cap_id };
+  }, c);
+  const id = (await whoami(victim)).id!;
+  await watcher.reload();
+  await watcher.click(`button[data-revoke="${id}"]`, WAIT);
+  await watcher.click('#confirm-ok');
+  await watcher.waitForFunction((i) => !document.querySelector(`button[data-revoke="${i}"]`) && document.getElementById('caps-list')!.textContent!.includes(i), id, WAIT);
   assert.deepEqual(problems, []);
+  assert.equal((await whoami(victim)).status, 401);
+  await context.close();
+});
+
+test('the console\'s event stream applies a snapshot, reconnects with Last-Event-ID, and starts over on reset', async () => {
+  const cap = mintCap(ui.dataDir, 'mgmt.read,events.read');
+  const context = await uiContext(ui.browser, { cap });
+  const page = await context.newPage();
+  const seen: (string | undefined)[] = [];
+  let reconnected: () => void;
+  const again = new Promise<void>((resolve) => { reconnected = resolve; });
+  // The first stream is a canned one the "server" ends at once; later ones go to the real server, which
+  // answers the unknown id with `reset` and the full state.
+  await page.route(`${url}/api/events`, async (route) => {
+    seen.push(route.request().headers()['last-event-id']);
+    if (seen.length > 1) {
+      reconnected();
+      return route.continue();
+    }
+    const snapshot = { v: 1, seq: 7, kind: 'snapshot', targets: [{ target: 'sites', verdict: 'from_snapshot', sync: 'unknown', health: 'unknown', desired: null, live: null, generation: 0, lock: null, last_op: null, stable_versions: [], reasons: [] }] };
+    await route.fulfill({ status: 200, headers: { 'content-type': 'text/event-stream' }, body: `retry: 50\nid: 1-7\nevent: snapshot\ndata: ${JSON.stringify(snapshot)}\n\n: comment\n\n` });
+  });
+  await page.goto(`${url}/console`);
+  await again;
+  await page.waitForFunction(() => document.querySelectorAll('#targets-body tr').length === 41 && document.getElementById('live-label')?.textContent === 'Live', undefined, WAIT);
+  assert.equal(seen[0], undefined, 'the first stream asks for a snapshot');
+  assert.equal(seen[1], '1-7', 'the reconnect resumes after the last id seen');
+  assert.notEqual(await page.textContent('#targets-body tr[data-target="sites"] td[data-col="verdict"]'), 'from_snapshot', 'reset replaced the snapshot');
   await context.close();
 });
 
