@@ -130,10 +130,10 @@ export class ControlService {
   }
 
   /** What happened to one target: its versions, its last operations and its audit entries, newest first. */
-  history(principal: Principal, input: { target?: string | null | undefined; limit?: number }): Record<string, unknown> {
+  history(principal: Principal, input: { target?: string | null | undefined }): Record<string, unknown> {
     const target = this.plane.allowlist.check(input.target);
     this.#require(principal, 'mgmt.read', target, 'read');
-    const limit = input.limit ?? HISTORY_LIMIT;
+    const limit = HISTORY_LIMIT;
     return {
       v: 1, target,
       versions: this.plane.store.listVersions(target).map(({ version, digest, state, origin, created_at, updated_at }) => ({ version, digest, state, origin, created_at, updated_at })),
