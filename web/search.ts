@@ -59,7 +59,7 @@ async function runSearch(focusResults = false): Promise<void> {
   } finally {
     if (current === ac) area.removeAttribute('aria-busy');
   }
-  if (focusResults) area.querySelector<HTMLElement>('#results a, .problem a, #count')?.focus();
+  if (focusResults) (area.querySelector<HTMLElement>('#results a') ?? area.querySelector<HTMLElement>('.problem a'))?.focus();
 }
 
 function announce(text: string): void {
@@ -91,9 +91,9 @@ function toNode(v: Parameters<typeof render>[1]): Node {
   return holder.firstChild!;
 }
 
-function navigate(href: string): void {
+function navigate(href: string, focusResults = false): void {
   history.pushState(null, '', href);
-  void runSearch();
+  void runSearch(focusResults);
 }
 
 function setupSearch(): void {
@@ -114,8 +114,8 @@ function setupSearch(): void {
     const href = a.getAttribute('href') ?? '';
     if (!href.startsWith('/search?') && !href.startsWith('/?') && href !== '/') return;
     e.preventDefault();
-    navigate(href);
-    if (a.closest('.pager') || a.closest('#did-you-mean')) $('results-area')?.scrollIntoView();
+    // The pager and did-you-mean links are replaced by the new results: the focus moves to the first result.
+    navigate(href, a.closest('.pager, #did-you-mean') !== null);
   });
   window.addEventListener('popstate', () => void runSearch());
 

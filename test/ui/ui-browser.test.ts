@@ -76,6 +76,7 @@ test('search: completions, results, paging, did-you-mean, corpus tabs, back/forw
   await page.click('.pager a[rel="next"]');
   await page.waitForFunction(() => /showing 21–40/.test(document.getElementById('count')?.textContent ?? ''), undefined, WAIT);
   assert.equal(new URL(page.url()).searchParams.get('page'), '2');
+  await page.waitForFunction(() => document.activeElement?.closest('#results') != null, undefined, WAIT); // focus follows the new page
   await page.goBack();
   await page.waitForFunction(() => /showing 1–20/.test(document.getElementById('count')?.textContent ?? ''), undefined, WAIT);
   await page.goForward();
