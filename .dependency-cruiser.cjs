@@ -1,7 +1,7 @@
 /**
  * The layering of src/ (docs/architecture.md), checked by test/architecture/layering.test.ts:
  *
- *   faces        rest/ cli/ mcp/ rpc/ (and web/, the browser's)      translate requests into service calls
+ *   faces        rest/ cli/ mcp/ rpc/ ui/ (the web UI's pages; web/ holds its browser scripts)      translate requests into service calls
  *   services     search/ corpora/ auth/ control/ events/ crawl/ trusted/ documents/ rollup/   hold every rule, audit, publish
  *   engine store engine/ (the search engine library), store/ (SQLite)
  *   transport    http/ (TLS server, router, error wire form, limits) — known to faces only
@@ -11,7 +11,7 @@
  * Checked by scripts/check-layers.mjs (the paths it sees end in .js).
  */
 const SERVICES = '(search|corpora|auth|control|events|crawl|trusted|documents|rollup)';
-const FACES = '(rest|cli|mcp|rpc)';
+const FACES = '(rest|cli|mcp|rpc|ui)';
 
 module.exports = {
   forbidden: [

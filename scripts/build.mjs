@@ -19,7 +19,7 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const DIST = join(root, 'dist');
 const STAMP = '.inputs';
 /** The browser entry points of web/, each bundled to dist/web/<name>.js. */
-const WEB_ENTRIES = ['login.ts'];
+const WEB_ENTRIES = ['login.ts', 'search.ts', 'console.ts'];
 
 function files(dir, out = []) {
   for (const name of readdirSync(dir).sort()) {

@@ -36,6 +36,7 @@ import { createMcpFace } from './mcp/index.js';
 import { RollupService, crawlFigures } from './rollup/service.js';
 import { resolveSearchConfig } from './search/config.js';
 import { SearchPool } from './search/pool.js';
+import { uiRoutes } from './ui/pages.js';
 import { SearchService, type SearcherSource } from './search/service.js';
 import { isScope, SCOPES } from './kernel/scope.js';
 import { QuarryServer, consoleLogger, type Logger } from './http/server.js';
@@ -152,6 +153,7 @@ async function startServiceWith(options: ServiceOptions, closers: (() => Promise
   const limits = searchConfig.budgetMs === undefined ? {} : { budgetMs: searchConfig.budgetMs };
   const searchService = new SearchService(pool ? pool.source(search) : search, limits);
   groups.push(searchRoutes(searchService));
+  groups.push(uiRoutes(searchService));
   groups.push(eventRoutes(new EventsService(bus)));
 
   // Control plane: recovers interrupted operations and reconciles targets before it serves requests.

@@ -4,7 +4,7 @@
  * it. The server only reads those two files, each once, on first request; nothing is bundled at run time.
  *
  * The page's Content-Security-Policy allows only its own script, plus `wasm-unsafe-eval` which the OPAQUE
- * client's WebAssembly needs; no inline script, no other origin.
+ * client's WebAssembly needs; no inline script or style (its stylesheet is the UI's `/ui/app.css`), no other origin.
  */
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -35,7 +35,7 @@ export function createLoginPage(webDir = WEB_DIR): LoginPage {
     },
     headers() {
       return {
-        'content-security-policy': "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; connect-src 'self'; style-src 'self' 'unsafe-inline'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'",
+        'content-security-policy': "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; connect-src 'self'; style-src 'self'; img-src 'self'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'",
         'x-content-type-options': 'nosniff',
         'referrer-policy': 'no-referrer',
         'cache-control': 'no-cache',

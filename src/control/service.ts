@@ -18,7 +18,7 @@
 import { requireRight, type Principal, type Right } from '../kernel/principal.js';
 import { BadRequestError, NotFoundError } from '../kernel/errors.js';
 import { bodySchema } from '../kernel/schema.js';
-import { appendAudit } from '../store/audit.js';
+import { appendAudit, readAudit } from '../store/audit.js';
 import { isDigest } from './artifact.js';
 import type { ControlPlane } from './control-plane.js';
 import type { OpAnswer, OpView } from './operations.js';
@@ -80,6 +80,9 @@ export interface SubmitOptions {
   idempotencyKey?: string | undefined;
 }
 
+/** Operations and audit entries `history` returns per target. */
+const HISTORY_LIMIT = 50;
+
 export class ControlService {
   readonly plane: ControlPlane;
   readonly #inflight = new Map<string, Promise<OpAnswer | PlanAnswer>>();
@@ -124,6 +127,19 @@ export class ControlService {
       throw new NotFoundError(`No operation ${JSON.stringify(opId)}.`, 'op_id');
     }
     return op;
+  }
+
+  /** What happened to one target: its versions, its last operations and its audit entries, newest first. */
+  history(principal: Principal, input: { target?: string | null | undefined }): Record<string, unknown> {
+    const target = this.plane.allowlist.check(input.target);
+    this.#require(principal, 'mgmt.read', target, 'read');
+    const limit = HISTORY_LIMIT;
+    return {
+      v: 1, target,
+      versions: this.plane.store.listVersions(target).map(({ version, digest, state, origin, created_at, updated_at }) => ({ version, digest, state, origin, created_at, updated_at })),
+      ops: this.plane.store.listOps(target, limit),
+      audit: readAudit(this.plane.store.db, target, limit),
+    };
   }
 
   // ───────────────────────────── operations ─────────────────────────────

@@ -106,6 +106,13 @@ export class ControlStore {
     return row && this.getOp(row.op_id);
   }
 
+  /** The newest `limit` operations of a target, newest first, without their logs. */
+  listOps(target: string, limit: number): Omit<OpRecord, 'log'>[] {
+    const rows = this.db.prepare(`SELECT op_id, target, kind, state, version, digest, from_version, prior_state, error, actor, reason, created_at, updated_at
+      FROM control_ops WHERE target = ? ORDER BY created_at DESC, rowid DESC LIMIT ?`).all(target, limit) as Omit<OpRow, 'log'>[];
+    return rows.map((row) => ({ ...row, error: row.error === null ? null : JSON.parse(row.error) }));
+  }
+
   /** Operations a crash interrupted: every op still queued or running. */
   interruptedOps(): OpRecord[] {
     return (this.db.prepare(`SELECT op_id FROM control_ops WHERE state IN ('queued', 'running')`).all() as { op_id: string }[])

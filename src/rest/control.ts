@@ -90,6 +90,16 @@ export function controlRoutes(service: ControlService): RouteGroup {
       },
     },
     {
+      method: 'GET', pattern: '/api/history',
+      handler: async (ctx) => ({ json: service.history(ctx.principal, { target: ctx.query.get('target') }) }),
+      operation: {
+        operationId: 'getHistory', tags: TAGS, security: SECURITY,
+        summary: 'One target\'s versions, its last 50 operations (without logs) and its last 50 audit entries, newest first.',
+        parameters: [{ name: 'target', in: 'query', required: true, schema: { type: 'string' } }],
+        responses: { '200': { description: 'The history.', content: { 'application/json': { schema: { $ref: '#/components/schemas/TargetHistory' } } } }, ...errorResponses('forbidden', 'unknown_target') },
+      },
+    },
+    {
       method: 'GET', pattern: '/api/ops/{op_id}',
       handler: async (ctx) => ({ json: { ...service.getOp(ctx.principal, ctx.params.op_id ?? '') } }),
       operation: {
@@ -202,6 +212,15 @@ const SCHEMAS: Record<string, unknown> = {
       last_op: { oneOf: [{ type: 'null' }, { type: 'object', properties: { op_id: { type: 'string' }, kind: OP_KIND, state: OP_STATE, updated_at: { type: 'string' } } }] },
       stable_versions: { type: 'array', items: { type: 'string' } },
       reasons: { type: 'array', items: { type: 'string' } },
+    },
+  },
+  TargetHistory: {
+    type: 'object', required: ['v', 'target', 'versions', 'ops', 'audit'],
+    properties: {
+      v: { type: 'integer', const: 1 }, target: { type: 'string' },
+      versions: { type: 'array', items: { type: 'object', required: ['version', 'digest', 'state', 'origin', 'created_at', 'updated_at'], properties: { version: { type: 'string' }, digest: { type: 'string' }, state: { type: 'string' }, origin: { type: 'string', enum: ['build', 'upload'] }, created_at: { type: 'string' }, updated_at: { type: 'string' } } } },
+      ops: { type: 'array', items: { type: 'object', required: ['op_id', 'kind', 'state', 'created_at', 'updated_at'], properties: { op_id: { type: 'string' }, target: NULLABLE_STRING, kind: OP_KIND, state: OP_STATE, version: NULLABLE_STRING, digest: NULLABLE_STRING, from_version: NULLABLE_STRING, prior_state: NULLABLE_STRING, error: { type: ['object', 'null'] }, actor: NULLABLE_STRING, reason: NULLABLE_STRING, created_at: { type: 'string' }, updated_at: { type: 'string' } } } },
+      audit: { type: 'array', items: { type: 'object', required: ['id', 'at', 'action', 'result'], properties: { id: { type: 'integer' }, at: { type: 'string' }, actor: NULLABLE_STRING, account: NULLABLE_STRING, action: { type: 'string' }, target: NULLABLE_STRING, from_ref: NULLABLE_STRING, to_ref: NULLABLE_STRING, reason: NULLABLE_STRING, result: { type: 'string' }, detail: {} } } },
     },
   },
   DeployStatus: {
