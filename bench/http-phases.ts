@@ -29,18 +29,18 @@
  * engine benchmark uses), URL-encoded. A bare JSONL corpus gets 1,000 seeded 1–3-word queries.
  * The aim (issue 3): at 32 connections, at least 60% of the in-process throughput and p99 under 25 ms.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
-import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { openCorpora } from '../src/corpora/index.js';
-import { readJsonl } from '../src/corpora/jsonl.js';
 import { defaultCollectionPath, loadCollection, plainQuery, REPO_ROOT } from './dataset.js';
 import { prepareDeploy } from './control-fixture.js';
-import { percentile, fmt } from './measure.js';
+import { fmt } from './measure.js';
 import { seededQueries } from './queries.js';
+import {
+  arg, httpsRequest, importCollection, log as logAs, machine, measureInProcess, recordSection, settle, startServer, wrk, type InProcess, type Server,
+} from './service-run.js';
 import { parseWrkOutput, postRotationScript, rotationScript, type WrkResult } from './wrk.js';
 import { create, toBinary } from '@bufbuild/protobuf';
 import { CallSchema } from '../src/rpc/gen/quarry/v1/call_pb.js';
@@ -48,31 +48,17 @@ import { Scope, SearchRequestSchema } from '../src/rpc/gen/quarry/v1/search_pb.j
 
 /** The issue's aim at this connection count. */
 const AIM = { connections: 32, minRatio: 0.6, maxP99Ms: 25 };
-/** A JSONL line longer than this is skipped by the import (BEIR lines are a few KiB). */
-const MAX_LINE_BYTES = 16 * 1024 * 1024;
 /** A one-word query no corpus holds, shorter than 4 letters so no spelling correction is tried: the search ends at the dictionary lookup. */
 const FLOOR_QUERY = 'qzx';
-/**
- * The service configuration of the run: no own-corpus sources, so the server starts without indexing
- * the repository's docs and man pages (the benchmark searches only the `web` corpus).
- */
-const CONFIG = { corpora: { own: { docs: null, site: null, library: null } } };
 /** The control-plane phase's aim: search p99 with control-plane activity ≤ this × the quiet p99. */
 const CONTROL_AIM = 1.5;
 /** Targets deployed before the control-plane phase; CONTROL_CHURN are rebuilt and promoted during it (docportal, the large one, is checked by every reconcile and observation). */
 const CONTROL_TARGETS = ['docportal', 'sites', 'gengw', 'email', 'office', 'siteedit', 'siteintake', 'studio', 'survey', 'toolchain', 'writer', 'meshgw', 'vaultgw', 'toolsapi'];
 const CONTROL_CHURN = ['sites', 'gengw', 'email'];
 const ALL_MGMT = 'mgmt.read,mgmt.build,mgmt.stage,mgmt.deploy,mgmt.rollback,mgmt.reconcile,mgmt.restart';
-/** A cheap request answered within this many ms means the server is idle again. */
-const SETTLED_MS = 50;
 const SECTION_HEADING = '## HTTP phases: control-plane activity and the binary RPC (`npm run bench:http:phases`)';
 const SECTION_START = '<!-- bench:http-phases:start -->';
 const SECTION_END = '<!-- bench:http-phases:end -->';
-
-function arg(name: string): string | undefined {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? process.argv[i + 1] : undefined;
-}
 
 interface Options {
   path: string;
@@ -110,109 +96,7 @@ function options(): Options {
   };
 }
 
-function log(message: string): void {
-  process.stderr.write(`bench:http: ${message}\n`);
-}
-
-/** Step 1: the collection into the `web` corpus of `dataDir`, through the corpora import. */
-async function importCollection(dataDir: string, path: string): Promise<{ docs: number; seconds: number }> {
-  const file = statSync(path).isDirectory() ? join(path, 'corpus.jsonl') : path;
-  const started = performance.now();
-  const corpora = await openCorpora({ dataDir, config: CONFIG });
-  try {
-    const report = await corpora.ingest('web', readJsonl(file, { maxLineBytes: MAX_LINE_BYTES }), { phase: 'importing' });
-    return { docs: report.docs, seconds: (performance.now() - started) / 1000 };
-  } finally {
-    await corpora.close();
-  }
-}
-
-interface InProcess { qps: number; p50Ms: number; p99Ms: number; searches: number; zeroHits: number }
-
-/** Step 2: the engine alone, one thread, the handler's search options. */
-async function measureInProcess(dataDir: string, queries: readonly string[], seconds: number): Promise<InProcess> {
-  const corpora = await openCorpora({ dataDir, config: CONFIG });
-  try {
-    const searcher = corpora.searcher('web');
-    const run = (q: string) => searcher.search(q, { page: 0, pageSize: 20, snippets: true });
-    let zeroHits = 0;
-    for (const q of queries) if (run(q).total === 0) zeroHits++; // warm-up pass, and a sanity count
-    const times: number[] = [];
-    const deadline = performance.now() + seconds * 1000;
-    let i = 0;
-    const started = performance.now();
-    while (performance.now() < deadline) {
-      const t0 = performance.now();
-      run(queries[i++ % queries.length]!);
-      times.push(performance.now() - t0);
-    }
-    const elapsed = (performance.now() - started) / 1000;
-    times.sort((a, b) => a - b);
-    return { qps: times.length / elapsed, p50Ms: percentile(times, 50), p99Ms: percentile(times, 99), searches: times.length, zeroHits };
-  } finally {
-    await corpora.close();
-  }
-}
-
-interface Server { child: ChildProcess; url: string; ca: Buffer; stop(): Promise<number | null> }
-
-/** Step 3: the real server, as `npm start` runs it, on the benchmark's data directory. */
-async function startServer(dataDir: string, control: Record<string, unknown>): Promise<Server> {
-  const configFile = join(dataDir, 'bench-config.json');
-  writeFileSync(configFile, JSON.stringify({ ...CONFIG, control }));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--json', '--data', dataDir, '--config', configFile, '--port', '0', '--rate-limit', '0'], {
-    cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, QUARRY_PORT: '0' },
-  });
-  let stderr = '';
-  child.stderr!.on('data', (c: Buffer) => { stderr = (stderr + c.toString()).slice(-8192); });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const lines = createInterface({ input: child.stdout! });
-  let listening: { url: string; certFile: string } | undefined;
-  const ready = new Promise<void>((resolve, reject) => {
-    lines.on('line', (line) => {
-      let e: Record<string, unknown>;
-      try { e = JSON.parse(line) as Record<string, unknown>; } catch { return; }
-      if (e.event === 'listening') listening = { url: String(e.url), certFile: String(e.certFile) };
-      if (e.event === 'ready') resolve();
-      if (e.event === 'degraded') reject(new Error(`the server could not open its indexes: ${String(e.error)}`));
-    });
-    void exited.then((code) => reject(new Error(`the server exited (${code}) before it was ready:\n${stderr}`)));
-  });
-  await ready;
-  return {
-    child,
-    url: listening!.url,
-    ca: readFileSync(listening!.certFile),
-    async stop() {
-      child.kill('SIGTERM');
-      return exited;
-    },
-  };
-}
-
-function httpsGet(url: string, ca: Buffer): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    https.get(url, { ca, agent: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => { body += c; });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    }).on('error', reject);
-  });
-}
-
-/**
- * Waits until the server has worked off what the previous wrk run left in flight (wrk stops sending at
- * its deadline, but the server still answers every request it accepted): a cheap request must come back
- * fast before the next run starts, so that no run pays for its predecessor's backlog.
- */
-async function settle(server: Server, cheapPath: string): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    const t0 = performance.now();
-    await httpsGet(server.url + cheapPath, server.ca);
-    if (performance.now() - t0 < SETTLED_MS) return;
-  }
-}
+const log = (message: string) => logAs('bench:http:phases', message);
 
 /** wrk without blocking this process, so the control-plane activity can run beside it. */
 function wrkAsync(url: string, script: string, connections: number, threads: number, seconds: number): Promise<WrkResult> {
@@ -392,21 +276,6 @@ function rpcBodies(queries: readonly string[]): Uint8Array[] {
   })));
 }
 
-function wrk(url: string, script: string, connections: number, threads: number, seconds: number): WrkResult {
-  const t = Math.max(1, Math.min(threads, connections));
-  const r = spawnSync('wrk', [`-t${t}`, `-c${connections}`, `-d${seconds}s`, '--latency', '--timeout', '10s', '-s', script, url], {
-    encoding: 'utf8', timeout: (seconds + 30) * 1000,
-  });
-  if (r.error) throw new Error(`wrk could not run (${r.error.message}); install Debian's wrk (scripts/system-deps.sh)`);
-  if (r.status !== 0) throw new Error(`wrk exited ${r.status}:\n${r.stdout}\n${r.stderr}`);
-  return parseWrkOutput(r.stdout);
-}
-
-function machine(): string {
-  const wrkVersion = (spawnSync('wrk', ['--version'], { encoding: 'utf8' }).stdout ?? '').split('\n')[0]!.split(' Copyright')[0]!.trim();
-  return `node ${process.version}, ${cpus()[0]?.model ?? '?'} × ${cpus().length}, ${Math.round(totalmem() / 2 ** 30)} GiB, ${wrkVersion}`;
-}
-
 function section(o: Options, name: string, docs: number, queries: number, inproc: InProcess, rows: WrkResult[], load: { before: number; after: number }, floor: WrkResult | undefined, control: ControlPhase | undefined, rpc: RpcRow[]): string {
   const aimRow = rows.find((r) => r.connections === AIM.connections);
   const lines = [
@@ -476,21 +345,6 @@ function section(o: Options, name: string, docs: number, queries: number, inproc
  * fills the placeholder under the file's `bench:http` heading, or appends the section with a heading.
  * Nothing outside the markers changes: the rest of the file belongs to the engine benchmarks.
  */
-function record(text: string): string {
-  const file = join(REPO_ROOT, 'docs', 'benchmarks.md');
-  const old = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmarks\n';
-  const a = old.indexOf(SECTION_START);
-  const b = old.indexOf(SECTION_END);
-  const placeholder = /^\*Reserved for the HTTP engineer[^\n]*\*$/m.exec(old);
-  let next: string;
-  if (a >= 0 && b > a) next = old.slice(0, a) + text + old.slice(b + SECTION_END.length);
-  else if (placeholder) next = old.slice(0, placeholder.index) + text + old.slice(placeholder.index + placeholder[0].length);
-  else if (/^## .*bench:http/m.test(old)) next = `${old.replace(/\n*$/, '\n')}\n${text}\n`;
-  else next = `${old.replace(/\n*$/, '\n')}\n${SECTION_HEADING}\n\n${text}\n`;
-  writeFileSync(file, next);
-  return file;
-}
-
 async function main(): Promise<void> {
   const o = options();
   const collection = await loadCollection(o.path);
@@ -511,10 +365,10 @@ async function main(): Promise<void> {
     const repo = o.controlS > 0 ? prepareDeploy(dataDir) : undefined;
     const cap = o.controlS > 0 ? mintCap(dataDir) : '';
     // The periodic resync is off: the control-plane phase forces its resyncs, so the other rows stay quiet.
-    server = await startServer(dataDir, repo ? { repoRoot: repo, resyncIntervalMs: 0 } : {});
+    server = await startServer(dataDir, availableParallelism(), { control: repo ? { repoRoot: repo, resyncIntervalMs: 0 } : {} });
     log(`server ready at ${server.url}`);
     const paths = queries.map((q) => `/api/search?scope=web&q=${encodeURIComponent(q)}`);
-    const probe = await httpsGet(server.url + paths[0], server.ca);
+    const probe = await httpsRequest(server.url + paths[0], server.ca);
     const probeJson = JSON.parse(probe.body) as { nresults?: number };
     if (probe.status !== 200 || !(Number(probeJson.nresults) > 0)) throw new Error(`the first query did not find anything: ${probe.status} ${probe.body.slice(0, 300)}`);
     const script = join(dataDir, 'rotation.lua');
@@ -548,7 +402,7 @@ async function main(): Promise<void> {
 
     const text = section(o, collection.name, imported.docs, queries.length, inproc, rows, { before: loadBefore, after: loadavg()[0]! }, floor, control, rpc);
     console.log(text);
-    if (o.record) log(`recorded in ${record(text)}`);
+    if (o.record) log(`recorded in ${recordSection('benchmarks.md', SECTION_HEADING, { start: SECTION_START, end: SECTION_END }, text)}`);
     const bad = [...rows, ...rpc.flatMap((r) => [r.rest, r.rpc])].filter((r) => r.non2xx > 0);
     if (bad.length > 0) {
       log(`non-2xx responses at ${bad.map((r) => `${r.connections} connections (${r.non2xx})`).join(', ')}: must be 0`);

@@ -30,12 +30,12 @@
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openCorpora } from '../src/corpora/index.js';
 import { defaultCollectionPath } from './dataset.js';
 import { openLoop, type OpenLoopResult } from './h2load.js';
-import { percentile, fmt } from './measure.js';
+import { fmt } from './measure.js';
 import {
-  arg, BENCH_CONFIG, httpsRequest, importCollection, load, loadQueryMix, log as logAs, machine, positional, recordSection, settle, startServer, wrk, type Server,
+  arg, httpsRequest, importCollection, load, loadQueryMix, log as logAs, machine, measureInProcess, positional, recordSection, settle, startServer, wrk,
+  type InProcess, type Server,
 } from './service-run.js';
 import { rotationScript, type WrkResult } from './wrk.js';
 
@@ -88,33 +88,6 @@ function options(): Options {
     threads: Number(arg('threads') ?? 1),
     record: process.argv.includes('--record'),
   };
-}
-
-interface InProcess { qps: number; p50Ms: number; p99Ms: number; searches: number; zeroHits: number }
-
-/** Step 2: the engine alone, one thread, the handler's search options. */
-async function measureInProcess(dataDir: string, queries: readonly string[], seconds: number): Promise<InProcess> {
-  const corpora = await openCorpora({ dataDir, config: BENCH_CONFIG });
-  try {
-    const searcher = corpora.searcher('web');
-    const run = (q: string) => searcher.search(q, { page: 0, pageSize: 20, snippets: true });
-    let zeroHits = 0;
-    for (const q of queries) if (run(q).total === 0) zeroHits++; // warm-up pass, and a sanity count
-    const times: number[] = [];
-    const deadline = performance.now() + seconds * 1000;
-    let i = 0;
-    const started = performance.now();
-    while (performance.now() < deadline) {
-      const t0 = performance.now();
-      run(queries[i++ % queries.length]!);
-      times.push(performance.now() - t0);
-    }
-    const elapsed = (performance.now() - started) / 1000;
-    times.sort((a, b) => a - b);
-    return { qps: times.length / elapsed, p50Ms: percentile(times, 50), p99Ms: percentile(times, 99), searches: times.length, zeroHits };
-  } finally {
-    await corpora.close();
-  }
 }
 
 interface Row { round: number; workers: number; load: number; wrk: WrkResult }

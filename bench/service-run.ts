@@ -13,7 +13,7 @@ import { createInterface } from 'node:readline';
 import { openCorpora } from '../src/corpora/index.js';
 import { readJsonl } from '../src/corpora/jsonl.js';
 import { loadCollection, plainQuery, REPO_ROOT, type Collection } from './dataset.js';
-import { fmt } from './measure.js';
+import { fmt, percentile } from './measure.js';
 import { seededQueries } from './queries.js';
 import { parseWrkOutput, type WrkResult } from './wrk.js';
 
@@ -185,4 +185,31 @@ export function recordSection(doc: string, heading: string, markers: { start: st
   } else next = `${old.replace(/\n*$/, '\n')}\n${heading}\n\n${text}\n`;
   writeFileSync(file, next);
   return file;
+}
+
+export interface InProcess { qps: number; p50Ms: number; p99Ms: number; searches: number; zeroHits: number }
+
+/** The engine alone, one thread, with the options of `GET /api/search` (page 0, 20 results, snippets). */
+export async function measureInProcess(dataDir: string, queries: readonly string[], seconds: number): Promise<InProcess> {
+  const corpora = await openCorpora({ dataDir, config: BENCH_CONFIG });
+  try {
+    const searcher = corpora.searcher('web');
+    const run = (q: string) => searcher.search(q, { page: 0, pageSize: 20, snippets: true });
+    let zeroHits = 0;
+    for (const q of queries) if (run(q).total === 0) zeroHits++; // warm-up pass, and a sanity count
+    const times: number[] = [];
+    const deadline = performance.now() + seconds * 1000;
+    let i = 0;
+    const started = performance.now();
+    while (performance.now() < deadline) {
+      const t0 = performance.now();
+      run(queries[i++ % queries.length]!);
+      times.push(performance.now() - t0);
+    }
+    const elapsed = (performance.now() - started) / 1000;
+    times.sort((a, b) => a - b);
+    return { qps: times.length / elapsed, p50Ms: percentile(times, 50), p99Ms: percentile(times, 99), searches: times.length, zeroHits };
+  } finally {
+    await corpora.close();
+  }
 }
