@@ -26,9 +26,20 @@ export interface Outcome { statuses: number[]; problems: string[] }
 const CODES = new Set<string>([
   'bad_query', 'bad_scope', 'bad_page', 'bad_cid', 'bad_request', 'unauthenticated', 'forbidden', 'not_found', 'unknown_target',
   'method_not_allowed', 'conflict', 'payload_too_large', 'unsupported_media_type', 'rate_limited', 'internal', 'unavailable',
+  'not_implemented', 'deadline_exceeded',
 ]);
 
-/** The CONTRACT §1 checks on one HTTP answer: no 5xx, JSON with `v: 1`, errors in the error shape. */
+/** The Connect protocol's error codes: the binary RPC's errors (CONTRACT §8) carry one of these. */
+const CONNECT_CODES = new Set<string>([
+  'canceled', 'unknown', 'invalid_argument', 'deadline_exceeded', 'not_found', 'already_exists', 'permission_denied',
+  'resource_exhausted', 'failed_precondition', 'aborted', 'out_of_range', 'unimplemented', 'internal', 'unavailable',
+  'data_loss', 'unauthenticated',
+]);
+
+/**
+ * The checks on one HTTP answer: no 5xx; then, by the face that answered, errors in its contract's shape —
+ * the binary RPC's Connect errors, the agent surface's JSON-RPC errors, else CONTRACT §1 (JSON with `v: 1`).
+ */
 export function checkAnswer(a: HttpAnswer, method: string): string[] {
   const problems: string[] = [];
   if (a.status >= 500) problems.push(`status ${a.status}: ${a.body.toString('utf8').slice(0, 300)}`);
@@ -40,6 +51,21 @@ export function checkAnswer(a: HttpAnswer, method: string): string[] {
   let body: any;
   try { body = JSON.parse(a.body.toString('utf8')); } catch {
     problems.push(`status ${a.status}: the JSON body does not parse: ${JSON.stringify(a.body.toString('utf8').slice(0, 120))} (${JSON.stringify(a.headers)})`);
+    return problems;
+  }
+  // The binary RPC answers every error in the Connect error model (CONTRACT §8): `{code, message}`, and
+  // every RPC answer names the contract it speaks in `Rpc-Contract`.
+  if (a.headers['rpc-contract'] !== undefined) {
+    if (a.status >= 400 && (typeof body?.code !== 'string' || !CONNECT_CODES.has(body.code) || typeof body?.message !== 'string')) {
+      problems.push(`status ${a.status}: RPC error not in the Connect shape: ${a.body.toString('utf8').slice(0, 200)}`);
+    }
+    return problems;
+  }
+  // The agent surface answers JSON-RPC 2.0 (CONTRACT §7): an error is `{jsonrpc, id, error: {code, message}}`.
+  if (body?.jsonrpc === '2.0') {
+    if (body.error !== undefined && (!Number.isInteger(body.error?.code) || typeof body.error?.message !== 'string')) {
+      problems.push(`status ${a.status}: JSON-RPC error not in its shape: ${a.body.toString('utf8').slice(0, 200)}`);
+    }
     return problems;
   }
   // The OpenAPI document is the one JSON answer that is not an envelope (CONTRACT §9).
@@ -173,6 +199,9 @@ export function parseResponses(data: Buffer, methods: readonly string[] = []): H
     const bodiless = status < 200 || methods[final] === 'HEAD';
     if (status >= 200) final++;
     const len = bodiless ? 0 : Number(headers['content-length'] ?? 0);
+    // An answer cut short by the connection's close (the server may drop a connection whose next request
+    // is garbage before the previous answer is flushed) is a reset, not a body to judge.
+    if (end + 4 + len > data.length) break;
     out.push({ status, headers, body: data.subarray(end + 4, end + 4 + len), method: methods[status >= 200 ? final - 1 : final] ?? 'GET' });
     at = end + 4 + len;
     if (headers['transfer-encoding']) break;
