@@ -109,6 +109,7 @@ function startLive(): void {
         return;
       }
       if (typeof data['target'] === 'string') refreshTarget(data['target']);
+      if (e.type.startsWith('crawl.') && $('crawl-body')) void loadCrawl();
       if (e.type === 'build.log' && data['op_id'] === watching && typeof data['line'] === 'string') appendLog(data['line']);
     },
   });
@@ -369,6 +370,61 @@ function wireCaps(): void {
   });
 }
 
+// ───────────────────────────── crawl and maturity ─────────────────────────────
+
+interface HostFigures { host: string; docs: number; fetched: number; lastSuccessAt: string | null; errorRate: number; duplicateRate: number }
+interface CrawlStatus {
+  state: string; pages: number; indexed: number; errors: number; duplicates: number; robotsDisallowed: number;
+  inFlight: number; queued: number; hosts: number; pagesPerSecond: number; last_error?: string; host_figures: HostFigures[];
+}
+interface DomainGrade {
+  domain: string; grade: string; documents: { total: number }; freshness_s: number | null; fetch_error_rate: number | null; duplicate_rate: number | null;
+}
+
+const percent = (x: number | null) => (x === null ? '—' : `${(x * 100).toFixed(1)}%`);
+
+/** The crawler's state, counters, last error and busiest hosts (`GET /api/crawl`, right crawl.admin). */
+async function loadCrawl(): Promise<void> {
+  const at = $('crawl-body');
+  if (!at) return;
+  try {
+    const c = await api<CrawlStatus>('/api/crawl');
+    render(at, [
+      h('p', {}, `State: ${c.state}. ${c.pages} pages fetched, ${c.indexed} indexed, ${c.errors} errors, ${c.duplicates} duplicates, `
+        + `${c.robotsDisallowed} refused by robots.txt; ${c.inFlight} in flight, ${c.queued} queued over ${c.hosts} hosts.`),
+      c.last_error ? h('p', { class: 'problem' }, `Last error: ${c.last_error}`) : null,
+      c.host_figures.length === 0 ? h('p', {}, 'No host fetched yet.') : scroller('Crawled hosts', h('table', { class: 'grid' },
+        h('caption', {}, 'Hosts, most fetched first'),
+        h('thead', {}, h('tr', {}, ...['host', 'fetched', 'documents', 'errors', 'duplicates', 'last success'].map((t) => h('th', { scope: 'col' }, t)))),
+        h('tbody', {}, ...c.host_figures.map((f) => h('tr', {},
+          h('td', {}, f.host), h('td', {}, String(f.fetched)), h('td', {}, String(f.docs)), h('td', {}, percent(f.errorRate)),
+          h('td', {}, percent(f.duplicateRate)), h('td', {}, f.lastSuccessAt ?? '—')))))),
+    ]);
+  } catch (err) {
+    render(at, problem(err));
+  }
+}
+
+/** Every known domain's measured grade (`GET /api/maturity`; docs/maturity.md has the rubric). */
+async function loadMaturity(): Promise<void> {
+  const at = $('maturity-body');
+  if (!at) return;
+  try {
+    const r = await api<{ total: number; domains: DomainGrade[] }>('/api/maturity');
+    const shown = r.domains.slice(0, 20);
+    render(at, r.domains.length === 0 ? h('p', {}, 'No domain is indexed yet.') : [
+      scroller('Maturity grades', h('table', { class: 'grid' },
+        h('caption', {}, `Domains, most documents first (${shown.length} of ${r.total})`),
+        h('thead', {}, h('tr', {}, ...['domain', 'grade', 'documents', 'freshness', 'fetch errors', 'duplicates'].map((t) => h('th', { scope: 'col' }, t)))),
+        h('tbody', {}, ...shown.map((d) => h('tr', {},
+          h('td', {}, d.domain), h('td', {}, d.grade), h('td', {}, String(d.documents.total)),
+          h('td', {}, d.freshness_s === null ? '—' : `${d.freshness_s} s`), h('td', {}, percent(d.fetch_error_rate)), h('td', {}, percent(d.duplicate_rate))))))),
+    ]);
+  } catch (err) {
+    render(at, problem(err));
+  }
+}
+
 // ───────────────────────────── start ─────────────────────────────
 
 async function start(): Promise<void> {
@@ -398,16 +454,16 @@ async function start(): Promise<void> {
       liveView(),
       h('p', { id: 'targets-summary', class: 'doc-meta' }, 'Loading the targets…'),
       tableView(),
-      // Reserved for the crawler's panel (status, hosts, errors) once its endpoints exist.
-      h('section', { class: 'panel placeholder', id: 'crawl-panel', 'aria-labelledby': 'crawl-h' },
-        h('h2', { id: 'crawl-h' }, 'Crawl'), h('p', {}, 'Reserved: the crawler\'s status, hosts and errors will appear here once the server offers them.')),
-      // Reserved for the maturity grades of the targets once their endpoint exists.
-      h('section', { class: 'panel placeholder', id: 'maturity-panel', 'aria-labelledby': 'maturity-h' },
-        h('h2', { id: 'maturity-h' }, 'Maturity grades'), h('p', {}, 'Reserved: each target\'s maturity grade will appear here once the server offers it.')),
+      can(me, 'crawl.admin') ? h('section', { class: 'panel', id: 'crawl-panel', 'aria-labelledby': 'crawl-h' },
+        h('h2', { id: 'crawl-h' }, 'Crawl'), h('div', { id: 'crawl-body', 'aria-live': 'polite' }, 'Loading the crawl status…')) : null,
+      h('section', { class: 'panel', id: 'maturity-panel', 'aria-labelledby': 'maturity-h' },
+        h('h2', { id: 'maturity-h' }, 'Maturity grades'), h('div', { id: 'maturity-body' }, 'Loading the grades…')),
       can(me, 'auth.admin') ? capsView() : null,
       h('dialog', { id: 'confirm' }),
     ]);
     if (can(me, 'auth.admin')) { wireCaps(); void loadCaps(); }
+    if (can(me, 'crawl.admin')) void loadCrawl();
+    void loadMaturity();
   }
   try {
     await loadStatus();

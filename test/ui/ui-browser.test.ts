@@ -144,9 +144,10 @@ test('hostile documents: titles, urls and texts with script, handlers and javasc
   for (const js of [true, false]) {
     await page.goto(`${url}/search?q=payload&scope=web`);
     if (js) { // let the script take over too: search again in place
-      await page.fill('#q', 'payload link');
+      // `+payload`: a required term, so every hostile document matches (no common-terms rule applies)
+      await page.fill('#q', '+payload');
       await page.press('#q', 'Enter');
-      await page.waitForFunction(() => /results/.test(document.getElementById('count')?.textContent ?? '') && location.search.includes('link'), undefined, WAIT);
+      await page.waitForFunction(() => /results/.test(document.getElementById('count')?.textContent ?? '') && location.search.includes('%2Bpayload'), undefined, WAIT);
     }
     const links = await page.locator('#results h2 a').evaluateAll((as) => as.map((a) => a.getAttribute('href')!));
     assert.equal(links.length, 3);
@@ -310,19 +311,24 @@ test('a capability without mgmt.deploy sees no deploy button and is refused by h
     reader.close();
     anon.close();
   }
+  // The overview: the maturity grades of the indexed domains; no crawl panel without crawl.admin.
+  await page.goto(`${url}/console`);
+  await page.waitForSelector('#maturity-body table', WAIT);
+  assert.match(await page.textContent('#maturity-body') ?? '', /example\.com/);
+  assert.equal(await page.locator('#crawl-panel').count(), 0);
   await page.goto(`${url}/login`);
   await axe(page, 'the login page');
   await context.close();
 });
 
 test('every page: strict Content-Security-Policy, no inline script or style; dark and 360 px wide: no axe violation, no sideways scroll', async () => {
-  const cap = mintCap(ui.dataDir, 'search,events.read,mgmt.read,auth.admin');
+  const cap = mintCap(ui.dataDir, 'search,events.read,mgmt.read,auth.admin,crawl.admin');
   const context = await uiContext(ui.browser, { dark: true, width: 360, cap });
   const page = await context.newPage();
   const problems = guard(page);
   const ready: [string, string][] = [
     ['/', '#q'], ['/search?q=granite', '#results'], ['/search?q=payload&scope=web', '#results'], ['/doc/web/1', '.problem'],
-    ['/console', '#targets-body tr'], ['/console/sites', '#history table'], ['/login', '#session:not([hidden])'],
+    ['/console', '#targets-body tr'], ['/console', '#crawl-body p'], ['/console/sites', '#history table'], ['/login', '#session:not([hidden])'],
   ];
   for (const [path, selector] of ready) {
     const r = await page.goto(`${url}${path}`);
