@@ -146,7 +146,8 @@ function checkSegment(core: SegmentCore, report: (p: string) => void): void {
           for (let k = 1; k < pos.length; k++) if (pos[k]! <= pos[k - 1]!) throw new Error(`positions not ascending in doc ${d}`);
         }
       }
-      if (n !== core.docFreqs[ord]) throw new Error(`${n} postings, docFreq says ${core.docFreqs[ord]}`);
+      const df = core.termInfo(ord).docFreq;
+      if (n !== df) throw new Error(`${n} postings, docFreq says ${df}`);
       if (n > 0 && (maxF !== c.maxFreq || minL !== c.minLength)) throw new Error('term impact summary is not exact');
     } catch (err) {
       report(`${name}: term ${JSON.stringify(term)}: ${(err as Error).message}`);

@@ -16,7 +16,6 @@
  */
 import { GRAM_TERM_PREFIX, NO_MORE_DOCS } from './types.js';
 import { isDeleted, type DeletedBits, type SegmentCore } from './segment-reader.js';
-import type { PackedStrings } from './packed-strings.js';
 import { encodeIdx, type TermPostings } from './segment-writer.js';
 import { HeadsWriter } from './heads.js';
 import { stepClock, type Steps } from './steps.js';
@@ -28,7 +27,7 @@ export interface MergeSource {
 }
 
 /** Streams the union of sorted string lists (k small): each distinct value once, with its sources. */
-function* unionSorted(lists: readonly PackedStrings[]): Generator<[string, number[]]> {
+function* unionSorted(lists: readonly { readonly length: number; at(i: number): string }[]): Generator<[string, number[]]> {
   const at = new Array<number>(lists.length).fill(0);
   const heads = lists.map((l) => (l.length > 0 ? l.at(0) : undefined));
   const from: number[] = [];

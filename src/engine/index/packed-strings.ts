@@ -5,7 +5,7 @@
  *
  * The table is sorted by UTF-16 code units (JS string order). UTF-8 byte order is code-point order,
  * which differs from it only between U+E000–U+FFFF and the supplementary planes (surrogate pairs sort
- * below U+E000); `find` ranks the lead bytes 0xEE and 0xEF above the 4-byte leads, so byte comparison
+ * below U+E000); `compareUtf8` ranks the lead bytes 0xEE and 0xEF above the 4-byte leads, so byte comparison
  * gives the table's order. Continuation bytes never meet a lead byte at the first difference of two
  * well-formed strings, so only lead bytes need the correction.
  */
@@ -13,7 +13,48 @@ import { InternalError } from '../../kernel/errors.js';
 
 const rank = (b: number): number => (b === 0xee || b === 0xef ? b + 0x10 : b);
 
+/** Compares the `len` bytes at `at` of `bytes` with `key[0, klen)`, in UTF-16 code-unit order of the
+ *  strings they encode: negative, zero or positive. */
+export function compareUtf8(bytes: Uint8Array, at: number, len: number, key: Uint8Array, klen: number): number {
+  const n = len < klen ? len : klen;
+  for (let i = 0; i < n; i++) {
+    const x = bytes[at + i]!;
+    const y = key[i]!;
+    if (x !== y) return rank(x) - rank(y);
+  }
+  return len - klen;
+}
+
 let scratch = Buffer.allocUnsafe(256);
+
+/** `s` as UTF-8 in a scratch buffer (valid until the next call) and its length. */
+export function encodeKey(s: string): [Buffer, number] {
+  if (scratch.length < s.length * 3) scratch = Buffer.allocUnsafe(s.length * 3);
+  return [scratch, scratch.write(s, 0, 'utf8')];
+}
+
+/** Bytes of the string of `units` UTF-16 code units whose UTF-8 starts at `at` of `text`. */
+export function utf8Length(text: Uint8Array, at: number, units: number, name: string): number {
+  let end = at;
+  while (units > 0 && end < text.length) {
+    const b = text[end]!;
+    if (b < 0x80) {
+      end += 1;
+      units -= 1;
+    } else if (b < 0xe0) {
+      end += 2;
+      units -= 1;
+    } else if (b < 0xf0) {
+      end += 3;
+      units -= 1;
+    } else {
+      end += 4;
+      units -= 2;
+    }
+  }
+  if (units !== 0) throw new InternalError(`Segment ${name}: string table lengths do not add up.`);
+  return end - at;
+}
 
 export class PackedStrings implements Iterable<string> {
   readonly length: number;
@@ -32,24 +73,7 @@ export class PackedStrings implements Iterable<string> {
     let at = 0;
     for (let i = 0; i < count; i++) {
       offsets[i] = at;
-      let units = utf16Length(i);
-      while (units > 0 && at < text.length) {
-        const b = text[at]!;
-        if (b < 0x80) {
-          at += 1;
-          units -= 1;
-        } else if (b < 0xe0) {
-          at += 2;
-          units -= 1;
-        } else if (b < 0xf0) {
-          at += 3;
-          units -= 1;
-        } else {
-          at += 4;
-          units -= 2;
-        }
-      }
-      if (units !== 0) throw new InternalError(`Segment ${name}: string table lengths do not add up.`);
+      at += utf8Length(text, at, utf16Length(i), name);
     }
     offsets[count] = at;
     if (at !== text.length) throw new InternalError(`Segment ${name}: string table lengths do not add up.`);
@@ -67,28 +91,14 @@ export class PackedStrings implements Iterable<string> {
 
   /** Index of `s`, or −1. */
   find(s: string): number {
-    if (scratch.length < s.length * 3) scratch = Buffer.allocUnsafe(s.length * 3);
-    const key = scratch;
-    const klen = key.write(s, 0, 'utf8');
-    const bytes = this.bytes;
+    const [key, klen] = encodeKey(s);
     const offsets = this.offsets;
     let lo = 0;
     let hi = this.length - 1;
     while (lo <= hi) {
       const mid = (lo + hi) >>> 1;
       const a = offsets[mid]!;
-      const len = offsets[mid + 1]! - a;
-      const n = len < klen ? len : klen;
-      let c = 0;
-      for (let i = 0; i < n; i++) {
-        const x = bytes[a + i]!;
-        const y = key[i]!;
-        if (x !== y) {
-          c = rank(x) - rank(y);
-          break;
-        }
-      }
-      if (c === 0) c = len - klen;
+      const c = compareUtf8(this.bytes, a, offsets[mid + 1]! - a, key, klen);
       if (c < 0) lo = mid + 1;
       else if (c > 0) hi = mid - 1;
       else return mid;

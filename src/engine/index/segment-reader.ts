@@ -17,6 +17,7 @@ import { InternalError } from '../../kernel/errors.js';
 import { ByteReader, utf8Decoder } from './bytes.js';
 import { FOOTER_BYTES, MAGIC, readFooter } from './footer.js';
 import { PackedStrings } from './packed-strings.js';
+import { newTermInfo, TermDictionary, type TermInfo } from './term-dictionary.js';
 import { BlockPostingsCursor, decodeSkipTable, type SkipTable } from './postings.js';
 import { HeadsReader } from './heads.js';
 import { StoredReader, type BlockCache } from './store.js';
@@ -58,12 +59,7 @@ export class SegmentCore {
   readonly maxDoc: number;
   readonly lengths: Uint32Array;
   readonly cids: BigUint64Array;
-  readonly terms: PackedStrings;
-  readonly docFreqs: Uint32Array;
-  readonly postingsStart: Float64Array;
-  readonly positionsStart: Float64Array;
-  readonly maxFreqs: Uint32Array;
-  readonly minLengths: Uint32Array;
+  readonly terms: TermDictionary;
   readonly surfaces: PackedStrings;
   readonly surfaceDocFreqs: Uint32Array;
   /** Title, url and host of every doc, in memory. */
@@ -83,6 +79,7 @@ export class SegmentCore {
   /** Skip tables of the multi-block terms queried so far (decoded once; at most ~36 bytes per block of
    *  the segment, i.e. about 0.3 bytes per posting when every term has been queried). */
   private readonly skipTables = new Map<number, SkipTable>();
+  private readonly info = newTermInfo();
 
   /** Opens `<dir>/<name>.idx` (checksummed in one streaming pass) and `<name>.sto`, whose decompressed
    *  blocks go to `blockCache` (the index's; none = a private one-block cache). Throws ENOENT errors as
@@ -137,31 +134,10 @@ export class SegmentCore {
       this.lengths = new Uint32Array(aligned(sec('lengths')));
       this.cids = new BigUint64Array(aligned(sec('cids')));
       if (this.lengths.length !== this.maxDoc || this.cids.length !== this.maxDoc) throw new InternalError(`Segment ${name}: per-document arrays disagree with maxDoc.`);
-      const n = meta.terms;
-      this.docFreqs = new Uint32Array(n);
-      this.postingsStart = new Float64Array(n + 1);
-      this.positionsStart = new Float64Array(n + 1);
-      this.maxFreqs = new Uint32Array(n);
-      this.minLengths = new Uint32Array(n);
-      const tm = new ByteReader(dictSec('termMeta'));
-      let p = 0;
-      let q = 0;
-      this.terms = PackedStrings.fromUtf16Lengths(dictSec('termText'), n, (i) => {
-        const len = tm.varint();
-        this.docFreqs[i] = tm.varint();
-        this.postingsStart[i] = p;
-        p += tm.varint();
-        this.positionsStart[i] = q;
-        q += tm.varint();
-        this.maxFreqs[i] = tm.varint();
-        this.minLengths[i] = tm.varint();
-        return len;
-      }, name);
-      this.postingsStart[n] = p;
-      this.positionsStart[n] = q;
+      this.terms = new TermDictionary(dictSec('termText'), new ByteReader(dictSec('termMeta')), meta.terms, name);
       const [postingsAt, postingsBytes] = range('postings');
       const [positionsAt, positionsBytes] = range('positions');
-      if (p !== postingsBytes || q !== positionsBytes) throw new InternalError(`Segment ${name}: term metadata does not cover the postings.`);
+      if (this.terms.postingsBytes !== postingsBytes || this.terms.positionsBytes !== positionsBytes) throw new InternalError(`Segment ${name}: term metadata does not cover the postings.`);
       this.postingsAt = postingsAt;
       this.positionsAt = positionsAt;
       this.heads = new HeadsReader(sec('heads'), meta.heads.bytes, this.maxDoc, name);
@@ -200,29 +176,34 @@ export class SegmentCore {
     if (w !== undefined && offset >= w.from && offset + length <= w.from + w.bytes.length) return w.bytes.subarray(offset - w.from, offset - w.from + length);
     if (this.files.idx < 0) throw new InternalError(`Segment ${this.name} is closed.`);
     const base = section === 0 ? this.postingsAt : this.positionsAt;
-    const end = section === 0 ? this.postingsStart[this.postingsStart.length - 1]! : this.positionsStart[this.positionsStart.length - 1]!;
+    const end = section === 0 ? this.terms.postingsBytes : this.terms.positionsBytes;
     if (!sequential) return readAt(this.files.idx, base + offset, length, this.name);
     const bytes = readAt(this.files.idx, base + offset, Math.min(end - offset, Math.max(length, SEQUENTIAL_READ_BYTES)), this.name);
     this.windows[section] = { from: offset, bytes };
     return bytes.subarray(0, length);
   }
 
+  /** Metadata of term `ord` (in a scratch object, valid until the next call). */
+  termInfo(ord: number): TermInfo {
+    return this.terms.info(ord, this.info);
+  }
+
   /** A cursor over the postings of term `ord`; `sequential` as for `read`. */
   cursor(ord: number, positions: boolean, sequential = false): BlockPostingsCursor {
     const withPositions = positions && hasPositions(this.terms.at(ord));
-    const p0 = this.postingsStart[ord]!;
-    const data = this.read(0, p0, this.postingsStart[ord + 1]! - p0, sequential);
-    const q0 = this.positionsStart[ord]!;
-    const pos = withPositions ? this.read(1, q0, this.positionsStart[ord + 1]! - q0, sequential) : null;
+    const t = this.terms.info(ord, this.info);
+    const { docFreq, maxFreq, minLength, positionsStart, positionsEnd } = t;
+    const data = this.read(0, t.postingsStart, t.postingsEnd - t.postingsStart, sequential);
+    const pos = withPositions ? this.read(1, positionsStart, positionsEnd - positionsStart, sequential) : null;
     let skip: SkipTable | undefined;
-    if (this.docFreqs[ord]! > BLOCK_SIZE) {
+    if (docFreq > BLOCK_SIZE) {
       skip = this.skipTables.get(ord);
       if (skip === undefined) {
-        skip = decodeSkipTable(data, 0, this.docFreqs[ord]!, 0);
+        skip = decodeSkipTable(data, 0, docFreq, 0);
         this.skipTables.set(ord, skip);
       }
     }
-    return new BlockPostingsCursor(data, 0, this.docFreqs[ord]!, this.maxFreqs[ord]!, this.minLengths[ord]!, pos, 0, this.lengths, skip);
+    return new BlockPostingsCursor(data, 0, docFreq, maxFreq, minLength, pos, 0, this.lengths, skip);
   }
 
   /** Doc slot holding `cid`, deleted or not: the last one when a batch upserted it twice (the earlier
@@ -297,7 +278,7 @@ export class SegmentView implements SegmentReader {
 
   docFreq(term: string): number {
     const ord = this.core.termOrd(term);
-    return ord < 0 ? 0 : this.core.docFreqs[ord]!;
+    return ord < 0 ? 0 : this.core.termInfo(ord).docFreq;
   }
 
   postings(term: string, options?: { positions?: boolean }): PostingsCursor | undefined {
