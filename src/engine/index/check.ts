@@ -113,7 +113,7 @@ function checkSegment(core: SegmentCore, report: (p: string) => void): void {
     }
   };
   ascending(terms, 'terms');
-  ascending(core.surfaces, 'surface forms');
+  ascending(core.surfaces.read().forms, 'surface forms');
   for (let ord = 0; ord < terms.length; ord++) {
     const term = terms.at(ord);
     const positioned = hasPositions(term);

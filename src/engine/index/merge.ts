@@ -114,9 +114,10 @@ export function* mergeSegments(sources: readonly MergeSource[], store: StoreOpti
   }
 
   const surfaces: [string, number][] = [];
-  for (const [form, from] of unionSorted(sources.map((s) => s.core.surfaces))) {
+  const surfaceTables = sources.map((s) => s.core.surfaces.read());
+  for (const [form, from] of unionSorted(surfaceTables.map((t) => t.forms))) {
     let df = 0;
-    for (let i = 0; i < from.length; i += 2) df += sources[from[i]!]!.core.surfaceDocFreqs[from[i + 1]!]!;
+    for (let i = 0; i < from.length; i += 2) df += surfaceTables[from[i]!]!.dfs[from[i + 1]!]!;
     surfaces.push([form, df]);
   }
 

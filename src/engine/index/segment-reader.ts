@@ -60,8 +60,9 @@ export class SegmentCore {
   readonly lengths: Uint32Array;
   readonly cids: BigUint64Array;
   readonly terms: TermDictionary;
-  readonly surfaces: PackedStrings;
-  readonly surfaceDocFreqs: Uint32Array;
+  /** Surface forms and their dfs, decoded when read (suggestions and spelling build their own
+   *  dictionary from them once per snapshot). */
+  readonly surfaces: SurfaceSource;
   /** Title, url and host of every doc, in memory. */
   readonly heads: HeadsReader;
   /** The text of every doc, read lazily. */
@@ -120,7 +121,8 @@ export class SegmentCore {
         return r;
       };
       const sec = (s: string): Buffer => readAt(fd, range(s)[0], range(s)[1], name);
-      const dict = brotliDecompressSync(sec('dict'));
+      const compressedDict = sec('dict');
+      const dict = brotliDecompressSync(compressedDict);
       if (dict.length !== meta.dict.bytes) throw new InternalError(`Segment ${name}: the dictionary decompresses to ${dict.length} bytes, expected ${meta.dict.bytes}.`);
       const dictSec = (s: string): Uint8Array => {
         const r = meta.dict.sections[s];
@@ -141,13 +143,12 @@ export class SegmentCore {
       this.postingsAt = postingsAt;
       this.positionsAt = positionsAt;
       this.heads = new HeadsReader(sec('heads'), meta.heads.bytes, this.maxDoc, name);
-      const sm = new ByteReader(dictSec('surfMeta'));
-      this.surfaceDocFreqs = new Uint32Array(meta.surfaces);
-      this.surfaces = PackedStrings.fromUtf16Lengths(dictSec('surfText'), meta.surfaces, (i) => {
-        const len = sm.varint();
-        this.surfaceDocFreqs[i] = sm.varint();
-        return len;
-      }, name);
+      const surfRange = (s: string): [number, number] => {
+        const r = meta.dict.sections[s];
+        if (r === undefined || r[0] + r[1] > dict.length) throw new InternalError(`Segment ${name} lacks its ${s} dictionary section.`);
+        return r;
+      };
+      this.surfaces = new SurfaceSource(compressedDict, meta.dict.bytes, surfRange('surfText'), surfRange('surfMeta'), meta.surfaces, name);
       store = new StoredReader(join(dir, name + STO_EXT), blockCache);
       if (store.docCount !== this.maxDoc) throw new InternalError(`Segment ${name}: stored fields hold ${store.docCount} documents, the index ${this.maxDoc}.`);
       this.store = store;
@@ -240,6 +241,41 @@ export class SegmentCore {
   }
 }
 
+/**
+ * A segment's surface forms, held as the compressed dictionary section they were written in (a few
+ * bytes a form) and decoded on each read: only a snapshot's first suggestion or correction, a merge and
+ * the check read them, and each keeps what it needs.
+ */
+export class SurfaceSource {
+  constructor(
+    private readonly compressed: Uint8Array,
+    private readonly rawBytes: number,
+    private readonly text: [number, number],
+    private readonly meta: [number, number],
+    readonly length: number,
+    private readonly name: string,
+  ) {}
+
+  /** The forms (ascending) and their dfs. */
+  read(): { forms: PackedStrings; dfs: Uint32Array } {
+    const dict = brotliDecompressSync(this.compressed);
+    if (dict.length !== this.rawBytes) throw new InternalError(`Segment ${this.name}: the dictionary decompresses to ${dict.length} bytes, expected ${this.rawBytes}.`);
+    const m = new ByteReader(dict.subarray(this.meta[0], this.meta[0] + this.meta[1]));
+    const dfs = new Uint32Array(this.length);
+    const forms = PackedStrings.fromUtf16Lengths(dict.subarray(this.text[0], this.text[0] + this.text[1]), this.length, (i) => {
+      const len = m.varint();
+      dfs[i] = m.varint();
+      return len;
+    }, this.name);
+    return { forms, dfs };
+  }
+
+  *[Symbol.iterator](): Iterator<[form: string, docFreq: number]> {
+    const { forms, dfs } = this.read();
+    for (let i = 0; i < forms.length; i++) yield [forms.at(i), dfs[i]!];
+  }
+}
+
 /** A bitset of deleted docs: bit set ⇔ deleted. */
 export type DeletedBits = Uint8Array;
 
@@ -323,14 +359,8 @@ export class SegmentView implements SegmentReader {
   }
 
   surfaceForms(): Iterable<[form: string, docFreq: number]> {
-    // an iterable over the two arrays alone: a searcher keeps it after the segment is merged away
-    const forms = this.core.surfaces;
-    const dfs = this.core.surfaceDocFreqs;
-    return {
-      *[Symbol.iterator]() {
-        for (let i = 0; i < forms.length; i++) yield [forms.at(i), dfs[i]!];
-      },
-    };
+    // the source holds the compressed forms alone: a searcher keeps it after the segment is merged away
+    return this.core.surfaces;
   }
 
   /** The segment's terms in ascending order (for prefix and fuzzy expansion). */
