@@ -31,13 +31,15 @@ const SEQUENTIAL_READ_BYTES = 1 << 18;
 /** Chunk of the checksum pass at open. */
 const CRC_CHUNK_BYTES = 1 << 20;
 
-/** The open descriptors of a core's files, closed when the core is closed or collected. */
-interface Files { idx: number; store: StoredReader }
+/** The open descriptors of a core's files (and its cached term bytes), released when the core is
+ *  closed or collected. */
+interface Files { idx: number; store: StoredReader; cache: TermBytesCache | undefined; cacheKey: number }
 const finalizer = new FinalizationRegistry<Files>((f) => closeFiles(f));
 function closeFiles(f: Files): void {
   if (f.idx >= 0) closeSync(f.idx);
   f.idx = -1;
   f.store.close();
+  f.cache?.drop(f.cacheKey);
 }
 
 /** Reads `length` bytes at `offset` of `fd`, all of them. */
@@ -50,6 +52,57 @@ function readAt(fd: number, offset: number, length: number, name: string): Buffe
     got += n;
   }
   return out;
+}
+
+/** Default `postingsCacheBytes`. */
+export const DEFAULT_POSTINGS_CACHE_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Postings and positions of recently read terms, an LRU bounded in bytes and shared by the segments of
+ * one index. Keys are `core · 2^32 + 2 · ord + section`; a core drops its entries when closed, and core
+ * numbers are not reused (2^21 cores per index before keys could collide).
+ */
+export class TermBytesCache {
+  private readonly map = new Map<number, Uint8Array>();
+  private bytes = 0;
+  private nextCore = 1;
+
+  constructor(readonly maxBytes: number) {}
+
+  coreKey(): number {
+    return this.nextCore++ * 2 ** 32;
+  }
+
+  get(key: number): Uint8Array | undefined {
+    const hit = this.map.get(key);
+    if (hit !== undefined) {
+      // insertion order is recency: re-inserting makes it the most recent
+      this.map.delete(key);
+      this.map.set(key, hit);
+    }
+    return hit;
+  }
+
+  set(key: number, bytes: Uint8Array): void {
+    if (bytes.length * 8 > this.maxBytes) return; // one term may take an eighth of the cache at most
+    this.map.set(key, bytes);
+    this.bytes += bytes.length;
+    while (this.bytes > this.maxBytes) {
+      const [k, v] = this.map.entries().next().value!;
+      this.map.delete(k);
+      this.bytes -= v.length;
+    }
+  }
+
+  /** Drops the entries of the core whose key base is `core`. */
+  drop(core: number): void {
+    for (const [k, v] of this.map) {
+      if (k >= core && k < core + 2 ** 32) {
+        this.map.delete(k);
+        this.bytes -= v.length;
+      }
+    }
+  }
 }
 
 /** A window of a file section read ahead for in-order walks (merges, the check). */
@@ -85,7 +138,7 @@ export class SegmentCore {
   /** Opens `<dir>/<name>.idx` (checksummed in one streaming pass) and `<name>.sto`, whose decompressed
    *  blocks go to `blockCache` (the index's; none = a private one-block cache). Throws ENOENT errors as
    *  they are (refresh retries). */
-  constructor(dir: string, readonly name: string, blockCache?: BlockCache) {
+  constructor(dir: string, readonly name: string, blockCache?: BlockCache, termCache?: TermBytesCache) {
     const file = name + IDX_EXT;
     const fd = openSync(join(dir, file), 'r');
     let store: StoredReader | undefined;
@@ -159,7 +212,7 @@ export class SegmentCore {
       if (err instanceof InternalError || (err as NodeJS.ErrnoException).code === 'ENOENT') throw err;
       throw new InternalError(`Segment ${name} is malformed: ${(err as Error).message}`, { cause: err });
     }
-    this.files = { idx: fd, store: this.store };
+    this.files = { idx: fd, store: this.store, cache: termCache, cacheKey: termCache?.coreKey() ?? 0 };
     finalizer.register(this, this.files, this);
   }
 
@@ -169,10 +222,24 @@ export class SegmentCore {
   }
 
   /**
-   * `length` bytes at `offset` of the postings (`section` 0) or positions (1). `sequential`: the caller
-   * walks terms in order, so a larger window is read ahead and later terms are served from it.
+   * `length` bytes at `offset` of the postings (`section` 0) or positions (1) of term `ord`, from the
+   * index's term cache when it holds them. `sequential`: the caller walks terms in order (a merge, the
+   * check), so a larger window is read ahead, later terms are served from it, and the cache is left alone.
    */
-  private read(section: 0 | 1, offset: number, length: number, sequential: boolean): Uint8Array {
+  private read(section: 0 | 1, ord: number, offset: number, length: number, sequential: boolean): Uint8Array {
+    const { cache, cacheKey } = this.files;
+    if (cache === undefined || sequential) return this.readFile(section, offset, length, sequential);
+    const key = cacheKey + 2 * ord + section;
+    let bytes = cache.get(key);
+    if (bytes === undefined) {
+      bytes = this.readFile(section, offset, length, false);
+      cache.set(key, bytes);
+    }
+    return bytes;
+  }
+
+  /** `read` from the file. */
+  private readFile(section: 0 | 1, offset: number, length: number, sequential: boolean): Uint8Array {
     const w = this.windows[section];
     if (w !== undefined && offset >= w.from && offset + length <= w.from + w.bytes.length) return w.bytes.subarray(offset - w.from, offset - w.from + length);
     if (this.files.idx < 0) throw new InternalError(`Segment ${this.name} is closed.`);
@@ -194,8 +261,8 @@ export class SegmentCore {
     const withPositions = positions && hasPositions(this.terms.at(ord));
     const t = this.terms.info(ord, this.info);
     const { docFreq, maxFreq, minLength, positionsStart, positionsEnd } = t;
-    const data = this.read(0, t.postingsStart, t.postingsEnd - t.postingsStart, sequential);
-    const pos = withPositions ? this.read(1, positionsStart, positionsEnd - positionsStart, sequential) : null;
+    const data = this.read(0, ord, t.postingsStart, t.postingsEnd - t.postingsStart, sequential);
+    const pos = withPositions ? this.read(1, ord, positionsStart, positionsEnd - positionsStart, sequential) : null;
     let skip: SkipTable | undefined;
     if (docFreq > BLOCK_SIZE) {
       skip = this.skipTables.get(ord);

@@ -111,12 +111,17 @@ export class TermDictionary implements Iterable<string> {
     }
   }
 
-  /** Reads the entry at byte `at` into the fields. */
-  private parse(at: number): void {
+  /** Reads the text of the entry at byte `at` into the fields. */
+  private parseText(at: number): void {
     this.next = at;
     this.textBytes = this.varint();
     this.textAt = this.next;
     this.next += this.textBytes;
+  }
+
+  /** Reads the entry at byte `at` into the fields. */
+  private parse(at: number): void {
+    this.parseText(at);
     this.docFreq = this.varint();
     this.pBytes = this.varint();
     this.qBytes = this.varint();
@@ -136,11 +141,8 @@ export class TermDictionary implements Iterable<string> {
       this.q += this.qBytes;
       this.entryAt = this.next;
     } else {
-      const b = ord >>> BLOCK_SHIFT;
-      this.entryAt = this.blockAt[b]!;
-      this.p = this.blockPostings[b]!;
-      this.q = this.blockPositions[b]!;
-      for (let i = b << BLOCK_SHIFT; i < ord; i++) {
+      this.toBlock(ord >>> BLOCK_SHIFT);
+      for (let i = this.ord; i < ord; i++) {
         this.parse(this.entryAt);
         this.p += this.pBytes;
         this.q += this.qBytes;
@@ -149,6 +151,14 @@ export class TermDictionary implements Iterable<string> {
     }
     this.ord = ord;
     this.parse(this.entryAt);
+  }
+
+  /** Positions on the first entry of block `b`. */
+  private toBlock(b: number): void {
+    this.ord = b << BLOCK_SHIFT;
+    this.entryAt = this.blockAt[b]!;
+    this.p = this.blockPostings[b]!;
+    this.q = this.blockPositions[b]!;
   }
 
   /** Fills `out` with the metadata of term `ord`. */
@@ -179,13 +189,10 @@ export class TermDictionary implements Iterable<string> {
     let block = -1;
     while (lo <= hi) {
       const mid = (lo + hi) >>> 1;
-      this.parse(this.blockAt[mid]!);
+      this.parseText(this.blockAt[mid]!);
       const c = compareUtf8(data, this.textAt, this.textBytes, key, klen);
       if (c === 0) {
-        this.ord = mid << BLOCK_SHIFT;
-        this.entryAt = this.blockAt[mid]!;
-        this.p = this.blockPostings[mid]!;
-        this.q = this.blockPositions[mid]!;
+        this.toBlock(mid);
         return this.ord;
       }
       if (c < 0) {
@@ -194,6 +201,7 @@ export class TermDictionary implements Iterable<string> {
       } else hi = mid - 1;
     }
     if (block < 0) return -1;
+    this.toBlock(block);
     const first = block << BLOCK_SHIFT;
     const end = Math.min(this.length, first + BLOCK);
     for (let ord = first + 1; ord < end; ord++) {
