@@ -5,10 +5,10 @@
  * adds a segment or changes deletes loads only what changed.
  *
  * A core holds in memory only what every query needs per document or per term: lengths, cids, heads,
- * and the term dictionary packed (UTF-8 bytes and offsets, `PackedStrings`) beside per-term typed
- * arrays. Postings and positions stay in the `.idx` file and are read at their offsets, one term at a
- * time, through a descriptor the core keeps open (the page cache holds the hot ones), as the `.sto`'s
- * text blocks are.
+ * and the term dictionary packed in blocks (`TermDictionary`); surface forms stay compressed until read.
+ * Postings and positions stay in the `.idx` file and are read at their offsets, one term at a time,
+ * through a descriptor the core keeps open and the index's `TermBytesCache`, as the `.sto`'s text
+ * blocks are read through its `BlockCache`.
  */
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,6 +16,7 @@ import { brotliDecompressSync, crc32 } from 'node:zlib';
 import { InternalError } from '../../kernel/errors.js';
 import { ByteReader, utf8Decoder } from './bytes.js';
 import { FOOTER_BYTES, MAGIC, readFooter } from './footer.js';
+import { LruCache } from './lru.js';
 import { PackedStrings } from './packed-strings.js';
 import { newTermInfo, TermDictionary, type TermInfo } from './term-dictionary.js';
 import { BlockPostingsCursor, decodeSkipTable, type SkipTable } from './postings.js';
@@ -42,9 +43,10 @@ function closeFiles(f: Files): void {
   f.cache?.drop(f.cacheKey);
 }
 
-/** Reads `length` bytes at `offset` of `fd`, all of them. */
+/** Reads `length` bytes at `offset` of `fd`, all of them, into a buffer of their own (not a slice of
+ *  Node's shared pool, which a cached term would keep alive). */
 function readAt(fd: number, offset: number, length: number, name: string): Buffer {
-  const out = Buffer.allocUnsafe(length);
+  const out = Buffer.allocUnsafeSlow(length);
   let got = 0;
   while (got < length) {
     const n = readSync(fd, out, got, length - got, offset + got);
@@ -59,49 +61,28 @@ export const DEFAULT_POSTINGS_CACHE_BYTES = 16 * 1024 * 1024;
 
 /**
  * Postings and positions of recently read terms, an LRU bounded in bytes and shared by the segments of
- * one index. Keys are `core · 2^32 + 2 · ord + section`; a core drops its entries when closed, and core
- * numbers are not reused (2^21 cores per index before keys could collide).
+ * one index. Keys are `core · 2^32 + 2 · ord + section` (core numbers cycle through 2^21, keeping keys
+ * exact integers); a core drops its entries when it is closed or collected, long before its number
+ * comes round again.
  */
-export class TermBytesCache {
-  private readonly map = new Map<number, Uint8Array>();
-  private bytes = 0;
+export class TermBytesCache extends LruCache<Uint8Array> {
   private nextCore = 1;
 
-  constructor(readonly maxBytes: number) {}
+  constructor(maxBytes: number) {
+    super(maxBytes, (b) => b.length + 64); // with the buffer's own overhead
+  }
 
   coreKey(): number {
-    return this.nextCore++ * 2 ** 32;
+    return (this.nextCore++ % 2 ** 21) * 2 ** 32;
   }
 
-  get(key: number): Uint8Array | undefined {
-    const hit = this.map.get(key);
-    if (hit !== undefined) {
-      // insertion order is recency: re-inserting makes it the most recent
-      this.map.delete(key);
-      this.map.set(key, hit);
-    }
-    return hit;
-  }
-
-  set(key: number, bytes: Uint8Array): void {
-    if (bytes.length * 8 > this.maxBytes) return; // one term may take an eighth of the cache at most
-    this.map.set(key, bytes);
-    this.bytes += bytes.length;
-    while (this.bytes > this.maxBytes) {
-      const [k, v] = this.map.entries().next().value!;
-      this.map.delete(k);
-      this.bytes -= v.length;
-    }
+  override set(key: number, bytes: Uint8Array): void {
+    if (bytes.length * 8 <= this.maxBytes) super.set(key, bytes); // a term may take an eighth of the cache at most
   }
 
   /** Drops the entries of the core whose key base is `core`. */
   drop(core: number): void {
-    for (const [k, v] of this.map) {
-      if (k >= core && k < core + 2 ** 32) {
-        this.map.delete(k);
-        this.bytes -= v.length;
-      }
-    }
+    this.dropRange(core, core + 2 ** 32);
   }
 }
 
@@ -182,7 +163,6 @@ export class SegmentCore {
         if (r === undefined || r[0] + r[1] > dict.length) throw new InternalError(`Segment ${name} lacks its ${s} dictionary section.`);
         return dict.subarray(r[0], r[0] + r[1]);
       };
-      // a fresh Buffer of 8 bytes or more may sit in Node's shared pool at any offset: copy to align
       const aligned = (u: Buffer): ArrayBuffer => u.buffer.slice(u.byteOffset, u.byteOffset + u.byteLength) as ArrayBuffer;
       this.maxDoc = meta.maxDoc;
       this.commonGrams = meta.commonGrams === true;

@@ -3,7 +3,7 @@
  * (the analyzer runs once, at `add`), so a commit only encodes: terms sorted, postings and positions
  * through the codec, exact lengths, cids, surface forms with document frequencies, document heads, stored text.
  *
- * `<name>.idx` (read whole at open, CRC-checked), every section 8-byte aligned:
+ * `<name>.idx` (CRC-checked at open; postings and positions read per term), every section 8-byte aligned:
  *
  *   lengths   u32 × maxDoc            exact token count of title + text
  *   cids      u64 × maxDoc
