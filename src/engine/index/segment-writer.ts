@@ -20,7 +20,7 @@
  *             · u32 metaBytes · footer (QIDX)
  */
 import { constants as zc, brotliCompressSync } from 'node:zlib';
-import { tokenize } from '../analysis/analyzer.js';
+import { stemSurface, tokenize } from '../analysis/analyzer.js';
 import { ByteWriter, utf8Encoder } from './bytes.js';
 import { MAGIC, withFooter } from './footer.js';
 import { encodeTermPostings } from './postings.js';
@@ -50,6 +50,8 @@ export function siteTerms(host: string): string[] {
 interface SurfaceAcc {
   /** Id of the surface's stemmed term (one map lookup per token finds both). */
   term: number;
+  /** The stemmed term (stemmed once per segment and surface form, not per token). */
+  stem: string;
   df: number;
   last: number;
 }
@@ -114,12 +116,14 @@ export class SegmentBuilder {
     let tokens = 0;
     let prevTerm = '';
     let prevPos = -2;
-    const sink = (term: string, surface: string, position: number) => {
+    const sink = (_unstemmed: string, surface: string, position: number) => {
       let s = surfaces.get(surface);
       if (s === undefined) {
-        s = { term: this.termId(term), df: 0, last: -1 };
+        const stem = stemSurface(surface);
+        s = { term: this.termId(stem), stem, df: 0, last: -1 };
         surfaces.set(surface, s);
       }
+      const term = s.stem;
       if (s.last !== doc) {
         s.last = doc;
         s.df++;
@@ -136,8 +140,8 @@ export class SegmentBuilder {
         prevPos = position;
       }
     };
-    const inTitle = tokenize(d.title, sink, 0);
-    tokenize(d.text, sink, inTitle + TITLE_TEXT_POSITION_GAP);
+    const inTitle = tokenize(d.title, sink, 0, false);
+    tokenize(d.text, sink, inTitle + TITLE_TEXT_POSITION_GAP, false);
     if (d.host !== undefined) {
       for (const t of new Set(siteTerms(d.host))) {
         tokTerm.push(this.termId(t));
