@@ -153,4 +153,5 @@ function checkSegment(core: SegmentCore, report: (p: string) => void): void {
       report(`${name}: term ${JSON.stringify(term)}: ${(err as Error).message}`);
     }
   }
+  core.endSequential();
 }

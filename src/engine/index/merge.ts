@@ -111,6 +111,7 @@ export function* mergeSegments(sources: readonly MergeSource[], store: StoreOpti
       }
       if (docs.length > 0) yield { term, docs, freqs, positions };
     }
+    for (const s of sources) s.core.endSequential();
   }
 
   const surfaces: [string, number][] = [];

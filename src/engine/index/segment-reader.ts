@@ -218,17 +218,24 @@ export class SegmentCore {
     return bytes;
   }
 
-  /** `read` from the file. */
+  /** `read` from the file (a sequential read from the window read ahead, when it covers the range; never
+   *  another read, so that a cached term holds no window alive). */
   private readFile(section: 0 | 1, offset: number, length: number, sequential: boolean): Uint8Array {
-    const w = this.windows[section];
-    if (w !== undefined && offset >= w.from && offset + length <= w.from + w.bytes.length) return w.bytes.subarray(offset - w.from, offset - w.from + length);
     if (this.files.idx < 0) throw new InternalError(`Segment ${this.name} is closed.`);
     const base = section === 0 ? this.postingsAt : this.positionsAt;
-    const end = section === 0 ? this.terms.postingsBytes : this.terms.positionsBytes;
     if (!sequential) return readAt(this.files.idx, base + offset, length, this.name);
+    const w = this.windows[section];
+    if (w !== undefined && offset >= w.from && offset + length <= w.from + w.bytes.length) return w.bytes.subarray(offset - w.from, offset - w.from + length);
+    const end = section === 0 ? this.terms.postingsBytes : this.terms.positionsBytes;
     const bytes = readAt(this.files.idx, base + offset, Math.min(end - offset, Math.max(length, SEQUENTIAL_READ_BYTES)), this.name);
     this.windows[section] = { from: offset, bytes };
     return bytes.subarray(0, length);
+  }
+
+  /** Drops the windows read ahead for an in-order walk (call when the walk is over). */
+  endSequential(): void {
+    this.windows[0] = undefined;
+    this.windows[1] = undefined;
   }
 
   /** Metadata of term `ord` (in a scratch object, valid until the next call). */
