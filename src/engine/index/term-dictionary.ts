@@ -52,6 +52,8 @@ export class TermDictionary implements Iterable<string> {
   private qBytes = 0;
   private maxFreq = 0;
   private minLength = 0;
+  private lastTerm: string | undefined;
+  private lastOrd = -1;
 
   /** Decodes the written form: `text` the terms' UTF-8 concatenated, `meta` per term varints
    *  `utf16Length · docFreq · postingsBytes · positionsBytes · maxFreq · minLength`. */
@@ -182,6 +184,15 @@ export class TermDictionary implements Iterable<string> {
 
   /** Ordinal of `term`, or −1 (positioned on it, so `info` of it costs nothing more). */
   find(term: string): number {
+    // a query asks a segment for a term's df, then for its postings: the second lookup is free
+    if (term === this.lastTerm) return this.lastOrd;
+    const ord = this.search(term);
+    this.lastTerm = term;
+    this.lastOrd = ord;
+    return ord;
+  }
+
+  private search(term: string): number {
     const [key, klen] = encodeKey(term);
     const data = this.data;
     let lo = 0;
