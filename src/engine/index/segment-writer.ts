@@ -52,9 +52,14 @@ interface SurfaceAcc {
   term: number;
   /** The stemmed term (stemmed once per segment and surface form, not per token). */
   stem: string;
+  /** Index of the term among the common words whose adjacent pairs are indexed, or −1. */
+  common: number;
   df: number;
   last: number;
 }
+
+/** Position of each common word in COMMON_GRAM_WORDS. */
+const COMMON_INDEX = new Map([...COMMON_GRAM_WORDS].map((w, i) => [w, i]));
 
 /** A growable Int32Array. */
 class IntBuffer {
@@ -81,6 +86,8 @@ export class SegmentBuilder {
   private readonly surfaces = new Map<string, SurfaceAcc>();
   private readonly termIds = new Map<string, number>();
   private readonly termNames: string[] = [];
+  /** Term id of each common-word pair (`a · n + b`), −1 until it first occurs. */
+  private readonly gramIds = new Int32Array(COMMON_INDEX.size * COMMON_INDEX.size).fill(-1);
   private readonly tokTerm = new IntBuffer();
   /** Position of each token; −1 for `site:` terms, which have none. */
   private readonly tokPos = new IntBuffer();
@@ -115,12 +122,14 @@ export class SegmentBuilder {
     this.docStart.push(tokTerm.length);
     let tokens = 0;
     let prevTerm = '';
+    let prevCommon = -1;
     let prevPos = -2;
+    const gramIds = this.gramIds;
     const sink = (_unstemmed: string, surface: string, position: number) => {
       let s = surfaces.get(surface);
       if (s === undefined) {
         const stem = stemSurface(surface);
-        s = { term: this.termId(stem), stem, df: 0, last: -1 };
+        s = { term: this.termId(stem), stem, common: COMMON_INDEX.get(stem) ?? -1, df: 0, last: -1 };
         surfaces.set(surface, s);
       }
       const term = s.stem;
@@ -131,12 +140,16 @@ export class SegmentBuilder {
       tokTerm.push(s.term);
       tokPos.push(position);
       tokens++;
-      if (COMMON_GRAM_WORDS.has(term)) {
-        if (position === prevPos + 1 && COMMON_GRAM_WORDS.has(prevTerm)) {
-          tokTerm.push(this.termId(gramTerm(prevTerm, term)));
+      if (s.common >= 0) {
+        if (position === prevPos + 1) {
+          const pair = prevCommon * COMMON_INDEX.size + s.common;
+          let id = gramIds[pair]!;
+          if (id < 0) id = gramIds[pair] = this.termId(gramTerm(prevTerm, term));
+          tokTerm.push(id);
           tokPos.push(-1);
         }
         prevTerm = term;
+        prevCommon = s.common;
         prevPos = position;
       }
     };
