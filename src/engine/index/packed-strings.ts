@@ -1,13 +1,13 @@
 /**
- * A sorted string table kept as its UTF-8 bytes and one offset per string, instead of one JS string per
- * entry: a segment's term and surface dictionaries (hundreds of thousands of mostly rare terms) cost
- * their bytes plus 4 bytes each, not a string object each. Strings are decoded only when asked for.
+ * Strings kept as UTF-8 bytes: `PackedStrings`, a table of them with one offset each (a segment's surface
+ * forms when read: one string object per form only when asked for), and the byte helpers of the term
+ * dictionary (term-dictionary.ts).
  *
- * The table is sorted by UTF-16 code units (JS string order). UTF-8 byte order is code-point order,
+ * Tables are sorted by UTF-16 code units (JS string order). UTF-8 byte order is code-point order,
  * which differs from it only between U+E000–U+FFFF and the supplementary planes (surrogate pairs sort
- * below U+E000); `compareUtf8` ranks the lead bytes 0xEE and 0xEF above the 4-byte leads, so byte comparison
- * gives the table's order. Continuation bytes never meet a lead byte at the first difference of two
- * well-formed strings, so only lead bytes need the correction.
+ * below U+E000); `compareUtf8` ranks the lead bytes 0xEE and 0xEF above the 4-byte leads, so byte
+ * comparison gives the tables' order. Continuation bytes never meet a lead byte at the first difference
+ * of two well-formed strings, so only lead bytes need the correction.
  */
 import { InternalError } from '../../kernel/errors.js';
 
@@ -80,30 +80,8 @@ export class PackedStrings implements Iterable<string> {
     return new PackedStrings(Buffer.from(text), offsets);
   }
 
-  /** Bytes held (text and offsets). */
-  get byteSize(): number {
-    return this.bytes.length + this.offsets.byteLength;
-  }
-
   at(i: number): string {
     return this.bytes.toString('utf8', this.offsets[i]!, this.offsets[i + 1]!);
-  }
-
-  /** Index of `s`, or −1. */
-  find(s: string): number {
-    const [key, klen] = encodeKey(s);
-    const offsets = this.offsets;
-    let lo = 0;
-    let hi = this.length - 1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >>> 1;
-      const a = offsets[mid]!;
-      const c = compareUtf8(this.bytes, a, offsets[mid + 1]! - a, key, klen);
-      if (c < 0) lo = mid + 1;
-      else if (c > 0) hi = mid - 1;
-      else return mid;
-    }
-    return -1;
   }
 
   *[Symbol.iterator](): Iterator<string> {

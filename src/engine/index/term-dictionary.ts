@@ -94,11 +94,6 @@ export class TermDictionary implements Iterable<string> {
     this.data = Buffer.from(out.view());
   }
 
-  /** Bytes held. */
-  get byteSize(): number {
-    return this.data.length + this.blockAt.byteLength + this.blockPostings.byteLength + this.blockPositions.byteLength;
-  }
-
   private varint(): number {
     const d = this.data;
     let b = d[this.next++]!;

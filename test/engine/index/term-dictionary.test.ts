@@ -1,8 +1,8 @@
 /**
  * The packed dictionaries a segment serves from: every term is found at its ordinal, absent strings are
- * not, and metadata decodes to what was written, whatever the order of lookups — including strings
- * mixing the Basic Multilingual Plane above U+E000 with surrogate pairs, where UTF-8 byte order and
- * the JS (UTF-16) order the writer sorts by disagree.
+ * not, metadata decodes to what was written whatever the order of lookups, and the surface table lists
+ * its strings back — including strings mixing the Basic Multilingual Plane above U+E000 with surrogate
+ * pairs, where UTF-8 byte order and the JS (UTF-16) order the writer sorts by disagree.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -42,7 +42,6 @@ test('packed dictionaries find every term in UTF-16 order and decode its metadat
         if (ord >= terms.length) continue;
         const t = terms[ord]!;
         assert.equal(dict.find(t), ord, `find ${JSON.stringify(t)}`);
-        assert.equal(packed.find(t), ord);
         const got = dict.info(ord, newTermInfo());
         const m = info[ord]!;
         assert.deepEqual(got, { docFreq: m.docFreq, postingsStart: starts[ord], postingsEnd: starts[ord + 1], positionsStart: qstarts[ord], positionsEnd: qstarts[ord + 1], maxFreq: m.maxFreq, minLength: m.minLength });
@@ -51,7 +50,6 @@ test('packed dictionaries find every term in UTF-16 order and decode its metadat
       for (const p of probes) {
         const want = terms.indexOf(p);
         assert.equal(dict.find(p), want, `probe ${JSON.stringify(p)}`);
-        assert.equal(packed.find(p), want);
       }
     }),
     { numRuns: 300 },
