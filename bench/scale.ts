@@ -41,7 +41,11 @@ export interface BuildReport {
   segments: number; files: Record<string, number>; sections: Record<string, number>;
 }
 /** rssBase: the serving process before it opens the index (Node, tsx, the queries), so that per-document figures leave it out. */
-export interface ServeReport { engine: string; openMs: number; rssBase: number; rssOpen: number; rssAfter: number; timings: Timing[] }
+/** live*: bytes the process holds after GC (V8 heap in use + external memory such as Buffers), which,
+ *  unlike RSS, does not count memory freed but not yet returned to the system. */
+export interface ServeReport { engine: string; openMs: number; rssBase: number; rssOpen: number; rssAfter: number; liveBase?: number; liveOpen?: number; liveAfter?: number; timings: Timing[] }
+
+const live = (): number => { const m = process.memoryUsage(); return m.heapUsed + m.external; };
 
 const cpuMs = (c0: NodeJS.CpuUsage) => { const c = process.cpuUsage(c0); return (c.user + c.system) / 1000; };
 
@@ -110,12 +114,14 @@ async function serveQuarry(dir: string, queries: Query[]): Promise<ServeReport> 
   const { Index } = await import('../src/engine/index.js');
   gc();
   const rssBase = memory().rss;
+  const liveBase = live();
   const t0 = performance.now();
   const index = await Index.open(dir);
   const searcher = index.searcher();
   const openMs = performance.now() - t0;
   gc();
   const rssOpen = memory().rss;
+  const liveOpen = live();
   const timings: Timing[] = [];
   for (const snippets of [false, true]) {
     for (const kind of [...new Set(queries.map((q) => q.kind))]) {
@@ -124,8 +130,9 @@ async function serveQuarry(dir: string, queries: Query[]): Promise<ServeReport> 
   }
   gc();
   const rssAfter = memory().rss;
+  const liveAfter = live();
   await index.close();
-  return { engine: 'quarry', openMs, rssBase, rssOpen, rssAfter, timings };
+  return { engine: 'quarry', openMs, rssBase, rssOpen, rssAfter, liveBase, liveOpen, liveAfter, timings };
 }
 
 /** FTS5's query text: words OR'ed, each quoted; a phrase query stays one quoted phrase. */
@@ -222,14 +229,21 @@ function child<T>(phase: string, payload: object): T {
   }
 }
 
+function liveCells(s: ServeReport, docs: number): string {
+  if (s.liveBase === undefined) return '— | —';
+  const open = (s.liveOpen! - s.liveBase) / MB;
+  const after = (s.liveAfter! - s.liveBase) / MB;
+  return `${fmt(open, 0)} / ${fmt(after, 0)} | ${fmt(open / (docs / 1e6), 0)} / ${fmt(after / (docs / 1e6), 0)}`;
+}
+
 function table(builds: BuildReport[], serves: ServeReport[]): string {
   const lines: string[] = [];
-  lines.push('| engine | docs | text MB | build s (CPU s) | MB/s (wall) | peak build RSS MB | segments | index MB | serving RSS MB: base / open / after queries (after GC) | serving MB per 1M docs (after queries − base) |');
-  lines.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  lines.push('| engine | docs | text MB | build s (CPU s) | MB/s (wall) | peak build RSS MB | segments | index MB | serving RSS MB: base / open / after queries (after GC) | serving MB per 1M docs (after queries − base) | live MB above base: open / after queries | live MB per 1M docs: open / after queries |');
+  lines.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const b of builds) {
     const s = serves.find((x) => x.engine === b.engine)!;
     const bytes = Object.values(b.files).reduce((a, x) => a + x, 0);
-    lines.push(`| ${b.engine} | ${b.docs} | ${fmt(b.textBytes / 1e6, 1)} | ${fmt(b.buildMs / 1000, 1)} (${fmt(b.buildCpuMs / 1000, 1)}) | ${fmt(b.textBytes / 1e6 / (b.buildMs / 1000), 2)} | ${fmt(b.peakRss / MB, 0)} | ${b.segments} | ${fmt(bytes / MB, 1)} | ${fmt(s.rssBase / MB, 0)} / ${fmt(s.rssOpen / MB, 0)} / ${fmt(s.rssAfter / MB, 0)} | ${fmt((s.rssAfter - s.rssBase) / MB / (b.docs / 1e6), 0)} |`);
+    lines.push(`| ${b.engine} | ${b.docs} | ${fmt(b.textBytes / 1e6, 1)} | ${fmt(b.buildMs / 1000, 1)} (${fmt(b.buildCpuMs / 1000, 1)}) | ${fmt(b.textBytes / 1e6 / (b.buildMs / 1000), 2)} | ${fmt(b.peakRss / MB, 0)} | ${b.segments} | ${fmt(bytes / MB, 1)} | ${fmt(s.rssBase / MB, 0)} / ${fmt(s.rssOpen / MB, 0)} / ${fmt(s.rssAfter / MB, 0)} | ${fmt((s.rssAfter - s.rssBase) / MB / (b.docs / 1e6), 0)} | ${liveCells(s, b.docs)} |`);
   }
   const q = builds.find((b) => b.engine === 'quarry');
   if (q) {

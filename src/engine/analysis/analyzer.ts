@@ -86,11 +86,18 @@ export function stemSurface(surface: string): string {
  */
 export function tokenize(text: string, sink: TokenSink, firstPosition = 0, stem = true): number {
   let position = firstPosition;
+  // The token in progress is text[run, i) while every char of it is one that folds to itself (lower-case
+  // ASCII letters and digits; run ≥ 0), else buf: one slice per token, not a concatenation per char.
   let buf = '';
+  let run = -1;
   let start = -1;
   const n = text.length;
   let i = 0;
   const flush = (end: number) => {
+    if (run >= 0) {
+      buf = text.slice(run, i);
+      run = -1;
+    }
     if (buf.length > 0) {
       sink(stem ? stemSurface(buf) : buf, buf, position++, start, end);
       buf = '';
@@ -103,12 +110,22 @@ export function tokenize(text: string, sink: TokenSink, firstPosition = 0, stem 
       const a = ASCII[code]!;
       if (a === 0) {
         if (start >= 0) flush(i);
-      } else {
-        if (start < 0) start = i;
-        buf += String.fromCharCode(a);
-      }
+      } else if (start < 0) {
+        start = i;
+        if (a === code) run = i;
+        else buf = String.fromCharCode(a);
+      } else if (run >= 0) {
+        if (a !== code) {
+          buf = text.slice(run, i) + String.fromCharCode(a);
+          run = -1;
+        }
+      } else buf += String.fromCharCode(a);
       i++;
       continue;
+    }
+    if (run >= 0) {
+      buf = text.slice(run, i);
+      run = -1;
     }
     const cp = text.codePointAt(i)!;
     const width = cp > 0xffff ? 2 : 1;

@@ -102,23 +102,23 @@ function checkStoreCrc(dir: string, file: string, report: (p: string) => void): 
 function checkSegment(core: SegmentCore, report: (p: string) => void): void {
   const name = core.name;
   const terms = core.terms;
-  for (let i = 1; i < terms.length; i++) {
-    if (!(terms[i - 1]! < terms[i]!)) {
-      report(`${name}: terms not strictly ascending at ${JSON.stringify(terms[i])}.`);
-      break;
+  const ascending = (list: Iterable<string>, what: string): void => {
+    let prev: string | undefined;
+    for (const t of list) {
+      if (prev !== undefined && !(prev < t)) {
+        report(`${name}: ${what} not strictly ascending at ${JSON.stringify(t)}.`);
+        return;
+      }
+      prev = t;
     }
-  }
-  for (let i = 1; i < core.surfaces.length; i++) {
-    if (!(core.surfaces[i - 1]! < core.surfaces[i]!)) {
-      report(`${name}: surface forms not strictly ascending at ${JSON.stringify(core.surfaces[i])}.`);
-      break;
-    }
-  }
+  };
+  ascending(terms, 'terms');
+  ascending(core.surfaces.read().forms, 'surface forms');
   for (let ord = 0; ord < terms.length; ord++) {
-    const term = terms[ord]!;
+    const term = terms.at(ord);
     const positioned = hasPositions(term);
     try {
-      const c = core.cursor(ord, true);
+      const c = core.cursor(ord, true, true);
       let n = 0;
       let prev = -1;
       let maxF = 0;
@@ -146,10 +146,12 @@ function checkSegment(core: SegmentCore, report: (p: string) => void): void {
           for (let k = 1; k < pos.length; k++) if (pos[k]! <= pos[k - 1]!) throw new Error(`positions not ascending in doc ${d}`);
         }
       }
-      if (n !== core.docFreqs[ord]) throw new Error(`${n} postings, docFreq says ${core.docFreqs[ord]}`);
+      const df = core.termInfo(ord).docFreq;
+      if (n !== df) throw new Error(`${n} postings, docFreq says ${df}`);
       if (n > 0 && (maxF !== c.maxFreq || minL !== c.minLength)) throw new Error('term impact summary is not exact');
     } catch (err) {
       report(`${name}: term ${JSON.stringify(term)}: ${(err as Error).message}`);
     }
   }
+  core.endSequential();
 }

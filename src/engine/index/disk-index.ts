@@ -22,7 +22,7 @@ import { findMerges } from './merge-policy.js';
 import { mergeSegments } from './merge.js';
 import { runCooperatively, runSync } from './steps.js';
 import { BlockCache, DEFAULT_STORED_CACHE_BYTES, type StoreOptions } from './store.js';
-import { IDX_EXT, isDeleted, SegmentCore, SegmentView, STO_EXT, type DeletedBits } from './segment-reader.js';
+import { DEFAULT_POSTINGS_CACHE_BYTES, IDX_EXT, isDeleted, SegmentCore, SegmentView, STO_EXT, TermBytesCache, type DeletedBits } from './segment-reader.js';
 import { SegmentBuilder, type IndexedDocument } from './segment-writer.js';
 import { checkIndex, type CheckReport } from './check.js';
 import type { CommitInfo, DocInput, IndexOptions, SegmentReader } from './types.js';
@@ -35,6 +35,7 @@ export interface ResolvedIndexOptions {
   storedBlockBytes: number;
   storedQuality: number;
   storedCacheBytes: number;
+  postingsCacheBytes: number;
 }
 
 export function resolveIndexOptions(o: IndexOptions = {}): ResolvedIndexOptions {
@@ -46,6 +47,7 @@ export function resolveIndexOptions(o: IndexOptions = {}): ResolvedIndexOptions 
     storedBlockBytes: o.storedBlockBytes ?? 64 * 1024,
     storedQuality: o.storedQuality ?? 5,
     storedCacheBytes: o.storedCacheBytes ?? DEFAULT_STORED_CACHE_BYTES,
+    postingsCacheBytes: o.postingsCacheBytes ?? DEFAULT_POSTINGS_CACHE_BYTES,
   };
   const positive = (k: keyof ResolvedIndexOptions, min: number, max = Number.MAX_SAFE_INTEGER) => {
     const v = r[k];
@@ -58,6 +60,7 @@ export function resolveIndexOptions(o: IndexOptions = {}): ResolvedIndexOptions 
   positive('storedBlockBytes', 1);
   positive('storedQuality', 0, 11);
   positive('storedCacheBytes', 0);
+  positive('postingsCacheBytes', 0);
   return r;
 }
 
@@ -115,10 +118,13 @@ export class Index {
   readonly options: ResolvedIndexOptions;
   /** Decompressed text blocks of every segment, bounded by `storedCacheBytes`. */
   private readonly blockCache: BlockCache;
+  /** Postings and positions of recently read terms, bounded by `postingsCacheBytes`. */
+  private readonly termCache: TermBytesCache;
 
   protected constructor(readonly dir: string, options: ResolvedIndexOptions) {
     this.options = options;
     this.blockCache = new BlockCache(options.storedCacheBytes);
+    this.termCache = new TermBytesCache(options.postingsCacheBytes);
     this.state = { manifest: EMPTY_MANIFEST, views: [], snapshot: { generation: 0, segments: [], docs: 0, bytes: 0 } };
   }
 
@@ -170,7 +176,7 @@ export class Index {
   private core(name: string): SegmentCore {
     let c = this.cores.get(name);
     if (c === undefined) {
-      c = new SegmentCore(this.dir, name, this.blockCache);
+      c = new SegmentCore(this.dir, name, this.blockCache, this.termCache);
       this.cores.set(name, c);
     }
     return c;

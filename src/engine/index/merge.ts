@@ -27,21 +27,20 @@ export interface MergeSource {
 }
 
 /** Streams the union of sorted string lists (k small): each distinct value once, with its sources. */
-function* unionSorted(lists: readonly (readonly string[])[]): Generator<[string, number[]]> {
+function* unionSorted(lists: readonly { readonly length: number; at(i: number): string }[]): Generator<[string, number[]]> {
   const at = new Array<number>(lists.length).fill(0);
+  const heads = lists.map((l) => (l.length > 0 ? l.at(0) : undefined));
   const from: number[] = [];
   for (;;) {
     let min: string | undefined;
-    for (let k = 0; k < lists.length; k++) {
-      const v = lists[k]![at[k]!];
-      if (v !== undefined && (min === undefined || v < min)) min = v;
-    }
+    for (const v of heads) if (v !== undefined && (min === undefined || v < min)) min = v;
     if (min === undefined) return;
     from.length = 0;
     for (let k = 0; k < lists.length; k++) {
-      if (lists[k]![at[k]!] === min) {
+      if (heads[k] === min) {
         from.push(k, at[k]!);
-        at[k]!++;
+        const next = ++at[k]!;
+        heads[k] = next < lists[k]!.length ? lists[k]!.at(next) : undefined;
       }
     }
     yield [min, from];
@@ -100,7 +99,7 @@ export function* mergeSegments(sources: readonly MergeSource[], store: StoreOpti
       for (let i = 0; i < from.length; i += 2) {
         const k = from[i]!;
         const map = docMaps[k]!;
-        const c = sources[k]!.core.cursor(from[i + 1]!, true);
+        const c = sources[k]!.core.cursor(from[i + 1]!, true, true);
         for (let d = c.nextDoc(); d !== NO_MORE_DOCS; d = c.nextDoc()) {
           const nd = map[d]!;
           if (nd < 0) continue;
@@ -112,12 +111,14 @@ export function* mergeSegments(sources: readonly MergeSource[], store: StoreOpti
       }
       if (docs.length > 0) yield { term, docs, freqs, positions };
     }
+    for (const s of sources) s.core.endSequential();
   }
 
   const surfaces: [string, number][] = [];
-  for (const [form, from] of unionSorted(sources.map((s) => s.core.surfaces))) {
+  const surfaceTables = sources.map((s) => s.core.surfaces.read());
+  for (const [form, from] of unionSorted(surfaceTables.map((t) => t.forms))) {
     let df = 0;
-    for (let i = 0; i < from.length; i += 2) df += sources[from[i]!]!.core.surfaceDocFreqs[from[i + 1]!]!;
+    for (let i = 0; i < from.length; i += 2) df += surfaceTables[from[i]!]!.dfs[from[i + 1]!]!;
     surfaces.push([form, df]);
   }
 

@@ -1,16 +1,24 @@
 /**
- * Reading a segment: `SegmentCore` is the immutable content of one segment's files (the `.idx` loaded
- * whole and CRC-checked, the `.sto` read lazily through a descriptor); `SegmentView` pairs a core with
- * the deleted-docs bitset of one generation and is what the query side sees as a `SegmentReader`.
- * Cores are shared by every generation that lists the segment, so a refresh that only adds a segment
- * or changes deletes loads only what changed.
+ * Reading a segment: `SegmentCore` is the immutable content of one segment's files; `SegmentView` pairs
+ * a core with the deleted-docs bitset of one generation and is what the query side sees as a
+ * `SegmentReader`. Cores are shared by every generation that lists the segment, so a refresh that only
+ * adds a segment or changes deletes loads only what changed.
+ *
+ * A core holds in memory only what every query needs per document or per term: lengths, cids, heads,
+ * and the term dictionary packed in blocks (`TermDictionary`); surface forms stay compressed until read.
+ * Postings and positions stay in the `.idx` file and are read at their offsets, one term at a time,
+ * through a descriptor the core keeps open and the index's `TermBytesCache`, as the `.sto`'s text
+ * blocks are read through its `BlockCache`.
  */
-import { readFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
-import { brotliDecompressSync } from 'node:zlib';
+import { brotliDecompressSync, crc32 } from 'node:zlib';
 import { InternalError } from '../../kernel/errors.js';
 import { ByteReader, utf8Decoder } from './bytes.js';
-import { MAGIC, verifiedPayload } from './footer.js';
+import { FOOTER_BYTES, MAGIC, readFooter } from './footer.js';
+import { LruCache } from './lru.js';
+import { PackedStrings } from './packed-strings.js';
+import { newTermInfo, TermDictionary, type TermInfo } from './term-dictionary.js';
 import { BlockPostingsCursor, decodeSkipTable, type SkipTable } from './postings.js';
 import { HeadsReader } from './heads.js';
 import { StoredReader, type BlockCache } from './store.js';
@@ -19,37 +27,76 @@ import { BLOCK_SIZE, hasPositions, type DocId, type PostingsCursor, type Segment
 export const IDX_EXT = '.idx';
 export const STO_EXT = '.sto';
 
-function decodeStrings(text: Uint8Array, meta: ByteReader, count: number, perEntry: (i: number) => void, name: string): string[] {
-  const all = utf8Decoder.decode(text);
-  const out = new Array<string>(count);
-  let at = 0;
-  for (let i = 0; i < count; i++) {
-    const len = meta.varint();
-    out[i] = all.slice(at, at + len);
-    at += len;
-    perEntry(i);
+/** Bytes read at once when a merge or the check walks a segment's terms in order. */
+const SEQUENTIAL_READ_BYTES = 1 << 18;
+/** Chunk of the checksum pass at open. */
+const CRC_CHUNK_BYTES = 1 << 20;
+
+/** The open descriptors of a core's files (and its cached term bytes), released when the core is
+ *  closed or collected. */
+interface Files { idx: number; store: StoredReader; cache: TermBytesCache | undefined; cacheKey: number }
+const finalizer = new FinalizationRegistry<Files>((f) => closeFiles(f));
+function closeFiles(f: Files): void {
+  if (f.idx >= 0) closeSync(f.idx);
+  f.idx = -1;
+  f.store.close();
+  f.cache?.drop(f.cacheKey);
+}
+
+/** Reads `length` bytes at `offset` of `fd`, all of them, into a buffer of their own (not a slice of
+ *  Node's shared pool, which a cached term would keep alive). */
+function readAt(fd: number, offset: number, length: number, name: string): Buffer {
+  const out = Buffer.allocUnsafeSlow(length);
+  let got = 0;
+  while (got < length) {
+    const n = readSync(fd, out, got, length - got, offset + got);
+    if (n === 0) throw new InternalError(`Segment ${name}: the file ends before byte ${offset + length}.`);
+    got += n;
   }
-  if (at !== all.length) throw new InternalError(`Segment ${name}: string table lengths do not add up.`);
   return out;
 }
 
-/** Releases a core's descriptor when its last user is collected, if nothing closed it first. */
-const finalizer = new FinalizationRegistry<StoredReader>((store) => store.close());
+/** Default `postingsCacheBytes`. */
+export const DEFAULT_POSTINGS_CACHE_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Postings and positions of recently read terms, an LRU bounded in bytes and shared by the segments of
+ * one index. Keys are `core · 2^32 + 2 · ord + section` (core numbers cycle through 2^21, keeping keys
+ * exact integers); a core drops its entries when it is closed or collected, long before its number
+ * comes round again.
+ */
+export class TermBytesCache extends LruCache<Uint8Array> {
+  private nextCore = 1;
+
+  constructor(maxBytes: number) {
+    super(maxBytes, (b) => b.length + 64); // with the buffer's own overhead
+  }
+
+  coreKey(): number {
+    return (this.nextCore++ % 2 ** 21) * 2 ** 32;
+  }
+
+  override set(key: number, bytes: Uint8Array): void {
+    if (bytes.length * 8 <= this.maxBytes) super.set(key, bytes); // a term may take an eighth of the cache at most
+  }
+
+  /** Drops the entries of the core whose key base is `core`. */
+  drop(core: number): void {
+    this.dropRange(core, core + 2 ** 32);
+  }
+}
+
+/** A window of a file section read ahead for in-order walks (merges, the check). */
+interface Window { from: number; bytes: Buffer }
 
 export class SegmentCore {
   readonly maxDoc: number;
   readonly lengths: Uint32Array;
   readonly cids: BigUint64Array;
-  readonly terms: string[];
-  readonly docFreqs: Uint32Array;
-  readonly postingsStart: Float64Array;
-  readonly positionsStart: Float64Array;
-  readonly maxFreqs: Uint32Array;
-  readonly minLengths: Uint32Array;
-  readonly postingsData: Uint8Array;
-  readonly positionsData: Uint8Array;
-  readonly surfaces: string[];
-  readonly surfaceDocFreqs: Uint32Array;
+  readonly terms: TermDictionary;
+  /** Surface forms and their dfs, decoded when read (suggestions and spelling build their own
+   *  dictionary from them once per snapshot). */
+  readonly surfaces: SurfaceSource;
   /** Title, url and host of every doc, in memory. */
   readonly heads: HeadsReader;
   /** The text of every doc, read lazily. */
@@ -58,19 +105,42 @@ export class SegmentCore {
   readonly bytes: number;
   /** The segment indexes common-word pairs (meta `commonGrams`; absent in segments written before them). */
   readonly commonGrams: boolean;
-  private cidMap: Map<bigint, number> | undefined;
+  private readonly files: Files;
+  /** File offsets of the postings and positions sections. */
+  private readonly postingsAt: number;
+  private readonly positionsAt: number;
+  private readonly windows: [Window | undefined, Window | undefined] = [undefined, undefined];
+  private cidOrder: Uint32Array | undefined;
   /** Skip tables of the multi-block terms queried so far (decoded once; at most ~36 bytes per block of
    *  the segment, i.e. about 0.3 bytes per posting when every term has been queried). */
   private readonly skipTables = new Map<number, SkipTable>();
+  private readonly info = newTermInfo();
 
-  /** Loads `<dir>/<name>.idx` and opens `<name>.sto`, whose decompressed blocks go to `blockCache` (the
-   *  index's; none = a private one-block cache). Throws ENOENT errors as they are (refresh retries). */
-  constructor(dir: string, readonly name: string, blockCache?: BlockCache) {
-    const file = readFileSync(join(dir, name + IDX_EXT));
-    const payload = verifiedPayload(file, MAGIC.terms, name + IDX_EXT);
+  /** Opens `<dir>/<name>.idx` (checksummed in one streaming pass) and `<name>.sto`, whose decompressed
+   *  blocks go to `blockCache` (the index's; none = a private one-block cache). Throws ENOENT errors as
+   *  they are (refresh retries). */
+  constructor(dir: string, readonly name: string, blockCache?: BlockCache, termCache?: TermBytesCache) {
+    const file = name + IDX_EXT;
+    const fd = openSync(join(dir, file), 'r');
+    let store: StoredReader | undefined;
     try {
-      const metaLen = Buffer.from(payload.buffer, payload.byteOffset + payload.length - 4, 4).readUInt32LE(0);
-      const meta = JSON.parse(utf8Decoder.decode(payload.subarray(payload.length - 4 - metaLen, payload.length - 4))) as {
+      const size = fstatSync(fd).size;
+      if (size < FOOTER_BYTES + 4) throw new InternalError(`Index file ${file} is too short to hold a footer.`);
+      const tail = readAt(fd, size - FOOTER_BYTES - 4, FOOTER_BYTES + 4, name);
+      const storedCrc = readFooter(tail, MAGIC.terms, file);
+      let crc = 0;
+      const chunk = Buffer.allocUnsafe(Math.min(CRC_CHUNK_BYTES, size));
+      for (let at = 0; at < size - 4; ) {
+        const n = readSync(fd, chunk, 0, Math.min(chunk.length, size - 4 - at), at);
+        if (n === 0) throw new InternalError(`Segment ${name}: the file ends early.`);
+        crc = crc32(chunk.subarray(0, n), crc);
+        at += n;
+      }
+      if (crc >>> 0 !== storedCrc) throw new InternalError(`Index file ${file} fails its checksum (stored ${storedCrc.toString(16)}, computed ${(crc >>> 0).toString(16)}).`);
+      const payloadBytes = size - FOOTER_BYTES;
+      const metaLen = tail.readUInt32LE(0);
+      if (metaLen > payloadBytes - 4) throw new InternalError(`Segment ${name}: its table of contents overruns the file.`);
+      const meta = JSON.parse(utf8Decoder.decode(readAt(fd, payloadBytes - 4 - metaLen, metaLen, name))) as {
         maxDoc: number;
         terms: number;
         surfaces: number;
@@ -79,118 +149,184 @@ export class SegmentCore {
         heads: { bytes: number };
         commonGrams?: boolean;
       };
-      const sec = (s: string): Uint8Array => {
+      const range = (s: string): [number, number] => {
         const r = meta.sections[s];
-        if (r === undefined) throw new InternalError(`Segment ${name} lacks its ${s} section.`);
-        return payload.subarray(r[0], r[0] + r[1]);
+        if (r === undefined || r[0] < 0 || r[1] < 0 || r[0] + r[1] > payloadBytes) throw new InternalError(`Segment ${name} lacks its ${s} section.`);
+        return r;
       };
-      const dict = brotliDecompressSync(sec('dict'));
+      const sec = (s: string): Buffer => readAt(fd, range(s)[0], range(s)[1], name);
+      const compressedDict = sec('dict');
+      const dict = brotliDecompressSync(compressedDict);
       if (dict.length !== meta.dict.bytes) throw new InternalError(`Segment ${name}: the dictionary decompresses to ${dict.length} bytes, expected ${meta.dict.bytes}.`);
       const dictSec = (s: string): Uint8Array => {
         const r = meta.dict.sections[s];
         if (r === undefined || r[0] + r[1] > dict.length) throw new InternalError(`Segment ${name} lacks its ${s} dictionary section.`);
         return dict.subarray(r[0], r[0] + r[1]);
       };
-      const copy = (u: Uint8Array): ArrayBuffer => u.buffer.slice(u.byteOffset, u.byteOffset + u.byteLength) as ArrayBuffer;
+      const aligned = (u: Buffer): ArrayBuffer => u.buffer.slice(u.byteOffset, u.byteOffset + u.byteLength) as ArrayBuffer;
       this.maxDoc = meta.maxDoc;
       this.commonGrams = meta.commonGrams === true;
-      this.lengths = new Uint32Array(copy(sec('lengths')));
-      this.cids = new BigUint64Array(copy(sec('cids')));
+      this.lengths = new Uint32Array(aligned(sec('lengths')));
+      this.cids = new BigUint64Array(aligned(sec('cids')));
       if (this.lengths.length !== this.maxDoc || this.cids.length !== this.maxDoc) throw new InternalError(`Segment ${name}: per-document arrays disagree with maxDoc.`);
-      const n = meta.terms;
-      this.docFreqs = new Uint32Array(n);
-      this.postingsStart = new Float64Array(n + 1);
-      this.positionsStart = new Float64Array(n + 1);
-      this.maxFreqs = new Uint32Array(n);
-      this.minLengths = new Uint32Array(n);
-      const tm = new ByteReader(dictSec('termMeta'));
-      let p = 0;
-      let q = 0;
-      this.terms = decodeStrings(dictSec('termText'), tm, n, (i) => {
-        this.docFreqs[i] = tm.varint();
-        this.postingsStart[i] = p;
-        p += tm.varint();
-        this.positionsStart[i] = q;
-        q += tm.varint();
-        this.maxFreqs[i] = tm.varint();
-        this.minLengths[i] = tm.varint();
-      }, name);
-      this.postingsStart[n] = p;
-      this.positionsStart[n] = q;
-      this.postingsData = sec('postings');
-      this.positionsData = sec('positions');
-      if (p !== this.postingsData.length || q !== this.positionsData.length) throw new InternalError(`Segment ${name}: term metadata does not cover the postings.`);
+      this.terms = new TermDictionary(dictSec('termText'), new ByteReader(dictSec('termMeta')), meta.terms, name);
+      const [postingsAt, postingsBytes] = range('postings');
+      const [positionsAt, positionsBytes] = range('positions');
+      if (this.terms.postingsBytes !== postingsBytes || this.terms.positionsBytes !== positionsBytes) throw new InternalError(`Segment ${name}: term metadata does not cover the postings.`);
+      this.postingsAt = postingsAt;
+      this.positionsAt = positionsAt;
       this.heads = new HeadsReader(sec('heads'), meta.heads.bytes, this.maxDoc, name);
-      const sm = new ByteReader(dictSec('surfMeta'));
-      this.surfaceDocFreqs = new Uint32Array(meta.surfaces);
-      this.surfaces = decodeStrings(dictSec('surfText'), sm, meta.surfaces, (i) => {
-        this.surfaceDocFreqs[i] = sm.varint();
-      }, name);
+      const surfRange = (s: string): [number, number] => {
+        const r = meta.dict.sections[s];
+        if (r === undefined || r[0] + r[1] > dict.length) throw new InternalError(`Segment ${name} lacks its ${s} dictionary section.`);
+        return r;
+      };
+      this.surfaces = new SurfaceSource(compressedDict, meta.dict.bytes, surfRange('surfText'), surfRange('surfMeta'), meta.surfaces, name);
+      store = new StoredReader(join(dir, name + STO_EXT), blockCache);
+      if (store.docCount !== this.maxDoc) throw new InternalError(`Segment ${name}: stored fields hold ${store.docCount} documents, the index ${this.maxDoc}.`);
+      this.store = store;
+      this.bytes = size + store.bytes;
     } catch (err) {
-      if (err instanceof InternalError) throw err;
+      closeSync(fd);
+      store?.close();
+      if (err instanceof InternalError || (err as NodeJS.ErrnoException).code === 'ENOENT') throw err;
       throw new InternalError(`Segment ${name} is malformed: ${(err as Error).message}`, { cause: err });
     }
-    this.store = new StoredReader(join(dir, name + STO_EXT), blockCache);
-    if (this.store.docCount !== this.maxDoc) {
-      this.store.close();
-      throw new InternalError(`Segment ${name}: stored fields hold ${this.store.docCount} documents, the index ${this.maxDoc}.`);
-    }
-    this.bytes = file.length + this.store.bytes;
-    finalizer.register(this, this.store, this);
+    this.files = { idx: fd, store: this.store, cache: termCache, cacheKey: termCache?.coreKey() ?? 0 };
+    finalizer.register(this, this.files, this);
   }
 
   /** Ordinal of `term`, or −1. */
   termOrd(term: string): number {
-    const terms = this.terms;
-    let lo = 0;
-    let hi = terms.length - 1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >>> 1;
-      const t = terms[mid]!;
-      if (t < term) lo = mid + 1;
-      else if (t > term) hi = mid - 1;
-      else return mid;
-    }
-    return -1;
+    return this.terms.find(term);
   }
 
-  cursor(ord: number, positions: boolean): BlockPostingsCursor {
-    const withPositions = positions && hasPositions(this.terms[ord]!);
+  /**
+   * `length` bytes at `offset` of the postings (`section` 0) or positions (1) of term `ord`, from the
+   * index's term cache when it holds them. `sequential`: the caller walks terms in order (a merge, the
+   * check), so a larger window is read ahead, later terms are served from it, and the cache is left alone.
+   */
+  private read(section: 0 | 1, ord: number, offset: number, length: number, sequential: boolean): Uint8Array {
+    const { cache, cacheKey } = this.files;
+    if (cache === undefined || sequential) return this.readFile(section, offset, length, sequential);
+    const key = cacheKey + 2 * ord + section;
+    let bytes = cache.get(key);
+    if (bytes === undefined) {
+      bytes = this.readFile(section, offset, length, false);
+      cache.set(key, bytes);
+    }
+    return bytes;
+  }
+
+  /** `read` from the file (a sequential read from the window read ahead, when it covers the range; never
+   *  another read, so that a cached term holds no window alive). */
+  private readFile(section: 0 | 1, offset: number, length: number, sequential: boolean): Uint8Array {
+    if (this.files.idx < 0) throw new InternalError(`Segment ${this.name} is closed.`);
+    const base = section === 0 ? this.postingsAt : this.positionsAt;
+    if (!sequential) return readAt(this.files.idx, base + offset, length, this.name);
+    const w = this.windows[section];
+    if (w !== undefined && offset >= w.from && offset + length <= w.from + w.bytes.length) return w.bytes.subarray(offset - w.from, offset - w.from + length);
+    const end = section === 0 ? this.terms.postingsBytes : this.terms.positionsBytes;
+    const bytes = readAt(this.files.idx, base + offset, Math.min(end - offset, Math.max(length, SEQUENTIAL_READ_BYTES)), this.name);
+    this.windows[section] = { from: offset, bytes };
+    return bytes.subarray(0, length);
+  }
+
+  /** Drops the windows read ahead for an in-order walk (call when the walk is over). */
+  endSequential(): void {
+    this.windows[0] = undefined;
+    this.windows[1] = undefined;
+  }
+
+  /** Metadata of term `ord` (in a scratch object, valid until the next call). */
+  termInfo(ord: number): TermInfo {
+    return this.terms.info(ord, this.info);
+  }
+
+  /** A cursor over the postings of term `ord`; `sequential` as for `read`. */
+  cursor(ord: number, positions: boolean, sequential = false): BlockPostingsCursor {
+    const withPositions = positions && hasPositions(this.terms.at(ord));
+    const t = this.terms.info(ord, this.info);
+    const { docFreq, maxFreq, minLength, positionsStart, positionsEnd } = t;
+    const data = this.read(0, ord, t.postingsStart, t.postingsEnd - t.postingsStart, sequential);
+    const pos = withPositions ? this.read(1, ord, positionsStart, positionsEnd - positionsStart, sequential) : null;
     let skip: SkipTable | undefined;
-    if (this.docFreqs[ord]! > BLOCK_SIZE) {
+    if (docFreq > BLOCK_SIZE) {
       skip = this.skipTables.get(ord);
       if (skip === undefined) {
-        skip = decodeSkipTable(this.postingsData, this.postingsStart[ord]!, this.docFreqs[ord]!, this.positionsStart[ord]!);
+        skip = decodeSkipTable(data, 0, docFreq, 0);
         this.skipTables.set(ord, skip);
       }
     }
-    return new BlockPostingsCursor(
-      this.postingsData,
-      this.postingsStart[ord]!,
-      this.docFreqs[ord]!,
-      this.maxFreqs[ord]!,
-      this.minLengths[ord]!,
-      withPositions ? this.positionsData : null,
-      this.positionsStart[ord]!,
-      this.lengths,
-      skip,
-    );
+    return new BlockPostingsCursor(data, 0, docFreq, maxFreq, minLength, pos, 0, this.lengths, skip);
   }
 
-  /** Doc slot holding `cid` (deleted or not: a cid occurs at most once per segment). */
+  /** Doc slot holding `cid`, deleted or not: the last one when a batch upserted it twice (the earlier
+   *  slot is deleted at birth). */
   docForCidAnyState(cid: bigint): number | undefined {
-    if (this.cidMap === undefined) {
-      const m = new Map<bigint, number>();
-      const cids = this.cids;
-      for (let i = 0; i < cids.length; i++) m.set(cids[i]!, i);
-      this.cidMap = m;
+    const cids = this.cids;
+    if (this.cidOrder === undefined) {
+      // doc slots sorted by cid: 4 bytes per doc, where a Map of bigints costs ~20 times that
+      const order = new Uint32Array(cids.length);
+      for (let i = 0; i < order.length; i++) order[i] = i;
+      order.sort((a, b) => (cids[a]! < cids[b]! ? -1 : cids[a]! > cids[b]! ? 1 : a - b));
+      this.cidOrder = order;
     }
-    return this.cidMap.get(cid);
+    const order = this.cidOrder;
+    let lo = 0;
+    let hi = order.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const c = cids[order[mid]!]!;
+      if (c < cid) lo = mid + 1;
+      else if (c > cid) hi = mid - 1;
+      else {
+        let last = mid;
+        while (last + 1 < order.length && cids[order[last + 1]!] === cid) last++;
+        return order[last];
+      }
+    }
+    return undefined;
   }
 
   close(): void {
     finalizer.unregister(this);
-    this.store.close();
+    closeFiles(this.files);
+  }
+}
+
+/**
+ * A segment's surface forms, held as the compressed dictionary section they were written in (a few
+ * bytes a form) and decoded on each read: only a snapshot's first suggestion or correction, a merge and
+ * the check read them, and each keeps what it needs.
+ */
+export class SurfaceSource {
+  constructor(
+    private readonly compressed: Uint8Array,
+    private readonly rawBytes: number,
+    private readonly text: [number, number],
+    private readonly meta: [number, number],
+    readonly length: number,
+    private readonly name: string,
+  ) {}
+
+  /** The forms (ascending) and their dfs. */
+  read(): { forms: PackedStrings; dfs: Uint32Array } {
+    const dict = brotliDecompressSync(this.compressed);
+    if (dict.length !== this.rawBytes) throw new InternalError(`Segment ${this.name}: the dictionary decompresses to ${dict.length} bytes, expected ${this.rawBytes}.`);
+    const m = new ByteReader(dict.subarray(this.meta[0], this.meta[0] + this.meta[1]));
+    const dfs = new Uint32Array(this.length);
+    const forms = PackedStrings.fromUtf16Lengths(dict.subarray(this.text[0], this.text[0] + this.text[1]), this.length, (i) => {
+      const len = m.varint();
+      dfs[i] = m.varint();
+      return len;
+    }, this.name);
+    return { forms, dfs };
+  }
+
+  *[Symbol.iterator](): Iterator<[form: string, docFreq: number]> {
+    const { forms, dfs } = this.read();
+    for (let i = 0; i < forms.length; i++) yield [forms.at(i), dfs[i]!];
   }
 }
 
@@ -232,7 +368,7 @@ export class SegmentView implements SegmentReader {
 
   docFreq(term: string): number {
     const ord = this.core.termOrd(term);
-    return ord < 0 ? 0 : this.core.docFreqs[ord]!;
+    return ord < 0 ? 0 : this.core.termInfo(ord).docFreq;
   }
 
   postings(term: string, options?: { positions?: boolean }): PostingsCursor | undefined {
@@ -277,18 +413,12 @@ export class SegmentView implements SegmentReader {
   }
 
   surfaceForms(): Iterable<[form: string, docFreq: number]> {
-    // an iterable over the two arrays alone: a searcher keeps it after the segment is merged away
-    const forms = this.core.surfaces;
-    const dfs = this.core.surfaceDocFreqs;
-    return {
-      *[Symbol.iterator]() {
-        for (let i = 0; i < forms.length; i++) yield [forms[i]!, dfs[i]!];
-      },
-    };
+    // the source holds the compressed forms alone: a searcher keeps it after the segment is merged away
+    return this.core.surfaces;
   }
 
   /** The segment's terms in ascending order (for prefix and fuzzy expansion). */
-  terms(): readonly string[] {
+  terms(): Iterable<string> {
     return this.core.terms;
   }
 }

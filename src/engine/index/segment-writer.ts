@@ -3,7 +3,7 @@
  * (the analyzer runs once, at `add`), so a commit only encodes: terms sorted, postings and positions
  * through the codec, exact lengths, cids, surface forms with document frequencies, document heads, stored text.
  *
- * `<name>.idx` (read whole at open, CRC-checked), every section 8-byte aligned:
+ * `<name>.idx` (CRC-checked at open; postings and positions read per term), every section 8-byte aligned:
  *
  *   lengths   u32 × maxDoc            exact token count of title + text
  *   cids      u64 × maxDoc
@@ -20,7 +20,7 @@
  *             · u32 metaBytes · footer (QIDX)
  */
 import { constants as zc, brotliCompressSync } from 'node:zlib';
-import { tokenize } from '../analysis/analyzer.js';
+import { stemSurface, tokenize } from '../analysis/analyzer.js';
 import { ByteWriter, utf8Encoder } from './bytes.js';
 import { MAGIC, withFooter } from './footer.js';
 import { encodeTermPostings } from './postings.js';
@@ -50,9 +50,16 @@ export function siteTerms(host: string): string[] {
 interface SurfaceAcc {
   /** Id of the surface's stemmed term (one map lookup per token finds both). */
   term: number;
+  /** The stemmed term (stemmed once per segment and surface form, not per token). */
+  stem: string;
+  /** Index of the term among the common words whose adjacent pairs are indexed, or −1. */
+  common: number;
   df: number;
   last: number;
 }
+
+/** Position of each common word in COMMON_GRAM_WORDS. */
+const COMMON_INDEX = new Map([...COMMON_GRAM_WORDS].map((w, i) => [w, i]));
 
 /** A growable Int32Array. */
 class IntBuffer {
@@ -79,6 +86,8 @@ export class SegmentBuilder {
   private readonly surfaces = new Map<string, SurfaceAcc>();
   private readonly termIds = new Map<string, number>();
   private readonly termNames: string[] = [];
+  /** Term id of each common-word pair (`a · n + b`), −1 until it first occurs. */
+  private readonly gramIds = new Int32Array(COMMON_INDEX.size * COMMON_INDEX.size).fill(-1);
   private readonly tokTerm = new IntBuffer();
   /** Position of each token; −1 for `site:` terms, which have none. */
   private readonly tokPos = new IntBuffer();
@@ -113,13 +122,17 @@ export class SegmentBuilder {
     this.docStart.push(tokTerm.length);
     let tokens = 0;
     let prevTerm = '';
+    let prevCommon = -1;
     let prevPos = -2;
-    const sink = (term: string, surface: string, position: number) => {
+    const gramIds = this.gramIds;
+    const sink = (_unstemmed: string, surface: string, position: number) => {
       let s = surfaces.get(surface);
       if (s === undefined) {
-        s = { term: this.termId(term), df: 0, last: -1 };
+        const stem = stemSurface(surface);
+        s = { term: this.termId(stem), stem, common: COMMON_INDEX.get(stem) ?? -1, df: 0, last: -1 };
         surfaces.set(surface, s);
       }
+      const term = s.stem;
       if (s.last !== doc) {
         s.last = doc;
         s.df++;
@@ -127,17 +140,21 @@ export class SegmentBuilder {
       tokTerm.push(s.term);
       tokPos.push(position);
       tokens++;
-      if (COMMON_GRAM_WORDS.has(term)) {
-        if (position === prevPos + 1 && COMMON_GRAM_WORDS.has(prevTerm)) {
-          tokTerm.push(this.termId(gramTerm(prevTerm, term)));
+      if (s.common >= 0) {
+        if (position === prevPos + 1) {
+          const pair = prevCommon * COMMON_INDEX.size + s.common;
+          let id = gramIds[pair]!;
+          if (id < 0) id = gramIds[pair] = this.termId(gramTerm(prevTerm, term));
+          tokTerm.push(id);
           tokPos.push(-1);
         }
         prevTerm = term;
+        prevCommon = s.common;
         prevPos = position;
       }
     };
-    const inTitle = tokenize(d.title, sink, 0);
-    tokenize(d.text, sink, inTitle + TITLE_TEXT_POSITION_GAP);
+    const inTitle = tokenize(d.title, sink, 0, false);
+    tokenize(d.text, sink, inTitle + TITLE_TEXT_POSITION_GAP, false);
     if (d.host !== undefined) {
       for (const t of new Set(siteTerms(d.host))) {
         tokTerm.push(this.termId(t));

@@ -17,6 +17,7 @@ import { constants as zc, brotliCompressSync, brotliDecompressSync } from 'node:
 import { InternalError } from '../../kernel/errors.js';
 import { ByteReader, ByteWriter, utf8Decoder, utf8Encoder } from './bytes.js';
 import { FOOTER_BYTES, MAGIC, readFooter, withFooter } from './footer.js';
+import { LruCache } from './lru.js';
 import { stepClock, type Steps } from './steps.js';
 
 
@@ -126,58 +127,21 @@ interface CachedBlock {
  * one block per hit; repeated and popular documents then cost no decompression. A bound of 0 still
  * keeps the block last read (the next hit is often in the same block).
  */
-export class BlockCache {
-  private readonly map = new Map<number, CachedBlock>();
-  private bytes = 0;
+export class BlockCache extends LruCache<CachedBlock> {
   private nextReader = 1;
 
-  constructor(readonly maxBytes: number) {}
+  constructor(maxBytes: number) {
+    super(maxBytes, (b) => b.raw.length);
+  }
 
   /** A fresh key space for one reader: keys are `reader · 2^26 + block` (blocks < 2^26, readers < 2^27). */
   readerId(): number {
     return this.nextReader++ % 2 ** 27;
   }
 
-  get(key: number): CachedBlock | undefined {
-    const hit = this.map.get(key);
-    if (hit !== undefined) {
-      // Map iteration order is insertion order: re-inserting makes it the most recent.
-      this.map.delete(key);
-      this.map.set(key, hit);
-    }
-    return hit;
-  }
-
-  set(key: number, entry: CachedBlock): void {
-    const old = this.map.get(key);
-    if (old !== undefined) {
-      this.map.delete(key);
-      this.bytes -= old.raw.length;
-    }
-    this.map.set(key, entry);
-    this.bytes += entry.raw.length;
-    while (this.bytes > this.maxBytes && this.map.size > 1) {
-      const [k, v] = this.map.entries().next().value!;
-      this.map.delete(k);
-      this.bytes -= v.raw.length;
-    }
-  }
-
   /** Drops the blocks of reader `id` (its file is closed). */
   dropReader(id: number): void {
-    const lo = id * 2 ** 26;
-    const hi = lo + 2 ** 26;
-    for (const [k, v] of this.map) {
-      if (k >= lo && k < hi) {
-        this.map.delete(k);
-        this.bytes -= v.raw.length;
-      }
-    }
-  }
-
-  /** Raw bytes held. */
-  get size(): number {
-    return this.bytes;
+    this.dropRange(id * 2 ** 26, (id + 1) * 2 ** 26);
   }
 }
 

@@ -146,4 +146,7 @@ export interface IndexOptions {
    *  A result page with snippets reads one block per hit; a cached block costs no decompression.
    *  Default 32 MiB; 0 keeps only the block last read. */
   storedCacheBytes?: number;
+  /** Bytes of postings and positions of recently read terms kept in memory, shared by the index's
+   *  segments (an LRU): a term queried again is not read from the file again. Default 16 MiB; 0 = none. */
+  postingsCacheBytes?: number;
 }
