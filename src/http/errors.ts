@@ -1,7 +1,9 @@
 /**
- * The one table from a `QuarryError` code to its wire form on every face: HTTP status (REST), JSON-RPC
- * error code (MCP) and Connect code (binary RPC). A face never maps codes on its own; it calls here, so a
- * caller's mistake reads the same everywhere. Also builds the CONTRACT §1 error body and the headers some
+ * The one table from a `QuarryError` code to its wire form: the HTTP status every face answers with and
+ * the Connect code of the binary RPC. A face never maps codes on its own; it calls here, so a caller's
+ * mistake reads the same everywhere. (The agent surface reports a failed tool as a result carrying the
+ * CONTRACT §1 error body, and names the few HTTP-level refusals it has by JSON-RPC codes of its own, in
+ * src/mcp/jsonrpc.ts: the specification reserves the range a per-code column would use.) Also builds the CONTRACT §1 error body and the headers some
  * codes require (`Allow`, `Retry-After`, `WWW-Authenticate`).
  *
  * Anything that is not a `QuarryError` is a bug: it becomes 500 `internal` with a generic message (the
@@ -17,30 +19,28 @@ export type ConnectCode =
 export interface WireCodes {
   /** HTTP status of CONTRACT §1. */
   readonly status: number;
-  /** JSON-RPC 2.0 error code for MCP: -32602 invalid params, -32603 internal, -320xx server-defined. */
-  readonly jsonRpc: number;
   readonly connect: ConnectCode;
 }
 
 export const WIRE_CODES: Readonly<Record<ErrorCode, WireCodes>> = {
-  bad_query: { status: 400, jsonRpc: -32602, connect: 'invalid_argument' },
-  bad_scope: { status: 400, jsonRpc: -32602, connect: 'invalid_argument' },
-  bad_page: { status: 400, jsonRpc: -32602, connect: 'invalid_argument' },
-  bad_cid: { status: 400, jsonRpc: -32602, connect: 'invalid_argument' },
-  bad_request: { status: 400, jsonRpc: -32602, connect: 'invalid_argument' },
-  unauthenticated: { status: 401, jsonRpc: -32001, connect: 'unauthenticated' },
-  forbidden: { status: 403, jsonRpc: -32003, connect: 'permission_denied' },
-  not_found: { status: 404, jsonRpc: -32004, connect: 'not_found' },
-  unknown_target: { status: 404, jsonRpc: -32004, connect: 'not_found' },
-  method_not_allowed: { status: 405, jsonRpc: -32600, connect: 'unimplemented' },
-  conflict: { status: 409, jsonRpc: -32009, connect: 'aborted' },
-  payload_too_large: { status: 413, jsonRpc: -32600, connect: 'resource_exhausted' },
-  unsupported_media_type: { status: 415, jsonRpc: -32600, connect: 'invalid_argument' },
-  rate_limited: { status: 429, jsonRpc: -32029, connect: 'resource_exhausted' },
-  internal: { status: 500, jsonRpc: -32603, connect: 'internal' },
-  not_implemented: { status: 501, jsonRpc: -32601, connect: 'unimplemented' },
-  unavailable: { status: 503, jsonRpc: -32000, connect: 'unavailable' },
-  deadline_exceeded: { status: 504, jsonRpc: -32008, connect: 'deadline_exceeded' },
+  bad_query: { status: 400, connect: 'invalid_argument' },
+  bad_scope: { status: 400, connect: 'invalid_argument' },
+  bad_page: { status: 400, connect: 'invalid_argument' },
+  bad_cid: { status: 400, connect: 'invalid_argument' },
+  bad_request: { status: 400, connect: 'invalid_argument' },
+  unauthenticated: { status: 401, connect: 'unauthenticated' },
+  forbidden: { status: 403, connect: 'permission_denied' },
+  not_found: { status: 404, connect: 'not_found' },
+  unknown_target: { status: 404, connect: 'not_found' },
+  method_not_allowed: { status: 405, connect: 'unimplemented' },
+  conflict: { status: 409, connect: 'aborted' },
+  payload_too_large: { status: 413, connect: 'resource_exhausted' },
+  unsupported_media_type: { status: 415, connect: 'invalid_argument' },
+  rate_limited: { status: 429, connect: 'resource_exhausted' },
+  internal: { status: 500, connect: 'internal' },
+  not_implemented: { status: 501, connect: 'unimplemented' },
+  unavailable: { status: 503, connect: 'unavailable' },
+  deadline_exceeded: { status: 504, connect: 'deadline_exceeded' },
 };
 
 export const ERROR_CODES = Object.keys(WIRE_CODES) as ErrorCode[];
