@@ -15,14 +15,14 @@ import { lstat, open, readdir, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 /** Every temporary this module makes ends so; recovery code recognizes garbage by it. */
-export const TMP_SUFFIX = '.tmp';
+const TMP_SUFFIX = '.tmp';
 
 export function isTempName(name: string): boolean {
   return name.endsWith(TMP_SUFFIX);
 }
 
 /** A fresh temporary name beside `final`: unique across processes and calls, hidden, ending in `.tmp`. */
-export function tempName(final: string): string {
+function tempName(final: string): string {
   return join(dirname(final), `.${basename(final)}.${process.pid}-${randomBytes(6).toString('hex')}${TMP_SUFFIX}`);
 }
 

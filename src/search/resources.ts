@@ -76,7 +76,7 @@ export function searchResource(q: string, scope: Scope, page: number, r: SearchR
 }
 
 /** The first `max` bytes of `text` in UTF-8, never splitting a character. */
-export function truncateUtf8(text: string, max: number): { text: string; truncated: boolean } {
+function truncateUtf8(text: string, max: number): { text: string; truncated: boolean } {
   if (text.length * 3 <= max || Buffer.byteLength(text, 'utf8') <= max) return { text, truncated: false };
   const buf = Buffer.from(text, 'utf8');
   let end = max;

@@ -57,7 +57,7 @@ export interface SearchLimits {
 
 export type ResolvedSearchLimits = Required<SearchLimits>;
 
-export const DEFAULT_SEARCH_LIMITS: ResolvedSearchLimits = {
+const DEFAULT_SEARCH_LIMITS: ResolvedSearchLimits = {
   pageSize: DEFAULT_PAGE_SIZE,
   maxResultWindow: MAX_RESULT_WINDOW,
   maxQueryBytes: MAX_QUERY_BYTES,
