@@ -529,11 +529,10 @@ function makeContext(
     }
   }
   const body = (): Promise<Buffer> => {
-    buffered ??= (async () => {
-      const chunks: Buffer[] = [];
-      for await (const c of stream()) chunks.push(c);
-      return Buffer.concat(chunks);
-    })();
+    if (buffered) return buffered;
+    if (consumed) return Promise.reject(new BadRequestError('The request body was already read.'));
+    consumed = true;
+    buffered = readWhole(req, bodyLimit, signal);
     return buffered;
   };
   return {
@@ -563,6 +562,67 @@ function makeContext(
       return stream();
     },
   };
+}
+
+/**
+ * A request body read whole, the buffered counterpart of the streaming reader in `makeContext` with the
+ * same outcomes: over `limit` → 413 and the client leaving or breaking its framing mid-body → 400, the
+ * request destroyed as an abandoned stream is; the request's own abort (its timeout) → that error. Plain
+ * listeners rather than an async iterator: most POST bodies arrive in one chunk, and
+ * the iterator's machinery would cost more than the read.
+ */
+function readWhole(req: Req, limit: number, signal: AbortSignal): Promise<Buffer> {
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    let settled = false;
+    // With a declared length the body is whole once that many bytes arrived (the HTTP parser frames it
+    // by that length), so the answer need not wait for 'end' a few ticks later.
+    const declared = Number(req.headers['content-length'] ?? NaN);
+    const cleanup = () => {
+      settled = true;
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onBroken);
+      req.off('close', onBroken);
+      req.off('aborted', onBroken);
+      signal.removeEventListener('abort', onAbort);
+    };
+    const fail = (err: unknown, destroy = true) => {
+      if (settled) return;
+      cleanup();
+      if (destroy) req.destroy();
+      reject(err);
+    };
+    function onData(chunk: Buffer): void {
+      total += chunk.length;
+      if (total > limit) fail(new PayloadTooLargeError(limit));
+      else {
+        chunks.push(chunk);
+        if (total === declared) onEnd();
+      }
+    }
+    function onEnd(): void {
+      if (settled) return;
+      cleanup();
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total));
+    }
+    // 'close' also follows a complete body, after 'end'; before it, the body was cut short.
+    function onBroken(): void { fail(new BadRequestError('The request body ended before it was complete.', 'body')); }
+    // The request's abort is answered by the server (its timeout's 503, with `Connection: close` for the
+    // unread rest), so the request must stay writable.
+    function onAbort(): void { fail(QuarryError.is(signal.reason) ? signal.reason : new BadRequestError('The request body ended before it was complete.', 'body'), false); }
+    if (signal.aborted) {
+      onAbort();
+      return;
+    }
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onBroken);
+    req.on('close', onBroken);
+    req.on('aborted', onBroken);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
 }
 
 /**
