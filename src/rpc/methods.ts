@@ -13,12 +13,15 @@ import type { ControlService, OpAnswer, PlanAnswer, Submitted, TargetStatus } fr
 import { NotFoundError, QuarryError } from '../kernel/errors.js';
 import type { Principal } from '../kernel/principal.js';
 import type { SearchService } from '../search/service.js';
+import { encodeSearchResponse } from './search-wire.js';
 import { AuthService as AuthServiceDesc, IssuedCapabilitySchema, TargetListSchema } from './gen/quarry/v1/auth_pb.js';
 import {
   ControlService as ControlServiceDesc, DeployStatusSchema, HealthStatusSchema, InventorySchema, OperationAcceptedSchema,
   OperationKindSchema, OperationSchema, OperationStateSchema, PromotionSchema, SyncStatusSchema, VerdictSchema,
 } from './gen/quarry/v1/control_pb.js';
-import { DocumentSchema, Scope, ScopeSchema, SearchResponseSchema, SearchService as SearchServiceDesc, SuggestResponseSchema } from './gen/quarry/v1/search_pb.js';
+import {
+  DocumentSchema, ResultSchema, Scope, ScopeSchema, SearchResponseSchema, SearchService as SearchServiceDesc, SuggestResponseSchema, type Result, type SearchResponse,
+} from './gen/quarry/v1/search_pb.js';
 import type { FlagResource, TrustedService } from '../trusted/service.js';
 import {
   ListTrustedResponseSchema, TrustedEntrySchema, TrustedService as TrustedServiceDesc, TrustedState, UnflagResponseSchema,
@@ -29,6 +32,8 @@ export interface CallContext {
   readonly principal: Principal;
   readonly headers: IncomingHttpHeaders;
   readonly remoteAddress: string;
+  /** When the answer stops being useful (epoch ms): the sooner of the server's request timeout and `Connect-Timeout-Ms`. */
+  readonly deadline?: number;
 }
 
 /** One method: its descriptor and its implementation (request message → response message). */
@@ -37,6 +42,8 @@ export interface Procedure {
   /** Only NO_SIDE_EFFECTS methods answer the Connect GET form. */
   readonly sideEffectFree: boolean;
   call(ctx: CallContext, request: MessageShape<DescMessage>): Promise<MessageShape<DescMessage>>;
+  /** The response in the binary format by a dedicated writer, for a method on the hot path; else the generic encoder. */
+  readonly encodeBinary?: (response: MessageShape<DescMessage>) => Buffer;
 }
 
 export interface Services {
@@ -51,24 +58,28 @@ type Impl<M extends DescMethod> = (ctx: CallContext, req: MessageShape<M['input'
 /** Every method of the contract, by procedure name: `quarry.v1.<Service>/<Method>`, as on the Connect path and in `Call.procedure`. */
 export function procedures(s: Services): Map<string, Procedure> {
   const table = new Map<string, Procedure>();
-  const add = <M extends DescMethod>(method: M, impl: Impl<M>) => {
+  const add = <M extends DescMethod>(method: M, impl: Impl<M>, encodeBinary?: (response: MessageShape<M['output']>) => Buffer) => {
     const name = `${method.parent.typeName}/${method.name}`;
     table.set(name, {
       method, sideEffectFree: method.idempotency === MethodOptions_IdempotencyLevel.NO_SIDE_EFFECTS,
       call: async (ctx, req) => impl(ctx, req as MessageShape<M['input']>) as MessageShape<DescMessage>,
+      ...(encodeBinary ? { encodeBinary: encodeBinary as (response: MessageShape<DescMessage>) => Buffer } : {}),
     });
   };
 
   const search = SearchServiceDesc.method;
-  add(search.search, async ({ principal }, req) => {
-    const r = await s.search.search(principal, { q: req.q, scope: scopeIn(req.scope), page: req.page });
-    return create(SearchResponseSchema, {
-      query: r.query, scope: scopeOut(r.scope), page: r.page, total: BigInt(r.total), nresults: r.nresults,
-      results: r.results.map((h) => ({ ...h, cid: BigInt(h.cid), score: BigInt(h.score) })),
-      ...(r.phrase_exact !== undefined ? { phraseExact: r.phrase_exact } : {}),
-      ...(r.did_you_mean !== undefined ? { didYouMean: r.did_you_mean } : {}),
-    });
-  });
+  add(search.search, async ({ principal, deadline }, req) => {
+    const r = await s.search.search(principal, { q: req.q, scope: scopeIn(req.scope), page: req.page }, deadline !== undefined ? { deadline } : {});
+    // Built as the message objects `create` would make (every implicit field set, optional ones only when
+    // present), without its per-field walk of the descriptor: this answer is on the hot path.
+    const response: SearchResponse = {
+      $typeName: SearchResponseSchema.typeName, query: r.query, scope: scopeOut(r.scope), page: r.page, total: BigInt(r.total), nresults: r.nresults,
+      results: r.results.map((h): Result => ({ $typeName: ResultSchema.typeName, ...h, cid: BigInt(h.cid), score: BigInt(h.score) })),
+    };
+    if (r.phrase_exact !== undefined) response.phraseExact = r.phrase_exact;
+    if (r.did_you_mean !== undefined) response.didYouMean = r.did_you_mean;
+    return response;
+  }, encodeSearchResponse);
   add(search.getDoc, async ({ principal }, req) => {
     const d = await s.search.doc(principal, { cid: req.cid.toString(), scope: scopeIn(req.scope) });
     if (!d.found) throw new NotFoundError(d.error.message, 'cid');

@@ -12,7 +12,7 @@ import type { BytesReply, RequestContext, Route, RouteGroup } from '../http/rout
 import { BadRequestError, MethodNotAllowedError, NotFoundError } from '../kernel/errors.js';
 import { contractRoute, type Contract } from './contract.js';
 import { CallSchema } from './gen/quarry/v1/call_pb.js';
-import { procedures, type Procedure, type Services } from './methods.js';
+import { procedures, type CallContext, type Procedure, type Services } from './methods.js';
 import {
   checkConnectHeaders, codecOf, decodeJsonValue, decodeMessage, encodeMessage, errorReply, messageReply, timeoutOf, withDeadline,
   type Codec,
@@ -34,8 +34,12 @@ export function rpcRoutes(contract: Contract, services: Services): RouteGroup {
   async function run(ctx: RequestContext, p: Procedure, decode: () => MessageShape<DescMessage>, codec: Codec): Promise<BytesReply> {
     const timeout = timeoutOf(ctx.headers);
     const request = decode();
-    const response = await withDeadline(timeout, () => p.call({ principal: ctx.principal, headers: ctx.headers, remoteAddress: ctx.remoteAddress }, request));
-    return messageReply(encodeMessage(p.method.output, response, codec), codec, headers);
+    const callerDeadline = timeout === undefined ? undefined : Date.now() + timeout;
+    const deadline = ctx.deadline === undefined ? callerDeadline : Math.min(ctx.deadline, callerDeadline ?? Infinity);
+    const call: CallContext = { principal: ctx.principal, headers: ctx.headers, remoteAddress: ctx.remoteAddress, ...(deadline !== undefined ? { deadline } : {}) };
+    const response = await withDeadline(timeout, () => p.call(call, request));
+    const body = codec === 'proto' && p.encodeBinary ? p.encodeBinary(response) : encodeMessage(p.method.output, response, codec);
+    return messageReply(body, codec, headers);
   }
 
   async function envelope(ctx: RequestContext): Promise<BytesReply> {
