@@ -21,9 +21,9 @@
  *      (`POST /api/reconcile`) and observes all 41 (`GET /api/deploy_status`), at most once a second;
  *      quiet and busy alternate twice (machine load drifts). Aim: mean p99 busy ≤ 1.5× mean p99 quiet.
  *   8. the binary RPC phase (`--rpc S`, 0 skips it): at 1 and 32 connections, the same query mix as
- *      `GET /api/search` (JSON) and as binary `Call`s to `POST /api/rpc` (`quarry.v1.SearchService/Search`,
- *      `application/proto`), in the order REST, RPC, RPC, REST on the same server. Aim: the RPC at least
- *      as fast.
+ *      `GET /api/search` (JSON), as binary `Call`s to `POST /api/rpc` (`quarry.v1.SearchService/Search`,
+ *      `application/proto`) and in the Connect GET form of that method, in three rounds of REST, RPC,
+ *      GET, GET, RPC, REST runs of S/2 seconds on the same server. Aim: the RPC at least as fast.
  *
  * Queries: the collection's own queries in plain OR form (bench/dataset.ts `plainQuery`, the rule the
  * engine benchmark uses), URL-encoded. A bare JSONL corpus gets 1,000 seeded 1–3-word queries.
@@ -230,50 +230,62 @@ async function controlPhase(server: Server, cap: string, repo: string, script: s
 
 /** Connection counts of the RPC phase. */
 const RPC_CONNECTIONS = [1, 32];
+/** Rounds of REST, RPC, RPC, REST at each connection count. */
+const RPC_ROUNDS = 3;
 
-interface RpcRow { connections: number; rest: WrkResult; rpc: WrkResult }
+interface RpcRow { connections: number; rest: WrkResult; rpc: WrkResult; get: WrkResult }
 
 /**
- * Step 8: the same searches as JSON over REST and as binary Calls over POST /api/rpc, alternating at
- * each connection count so both see the same machine load.
+ * Step 8: the same searches as JSON over REST, as binary Calls over POST /api/rpc, and in the Connect
+ * GET form of the same method, alternating at each connection count so all see the same machine load.
  */
-async function rpcPhase(server: Server, restScript: string, rpcScript: string, o: Options): Promise<RpcRow[]> {
+async function rpcPhase(server: Server, scripts: { rest: string; rpc: string; get: string }, o: Options): Promise<RpcRow[]> {
   const rows: RpcRow[] = [];
   const cheap = `/api/search?scope=web&q=${FLOOR_QUERY}`;
   const run = (script: string, c: number) => wrk(server.url, script, c, o.threads, Math.max(1, Math.round(o.rpcS / 2)));
+  const forms = ['rest', 'rpc', 'get'] as const;
   for (const c of RPC_CONNECTIONS) {
-    // REST, RPC, RPC, REST: a load change on the shared machine during the pair hits both sides alike.
-    const runs: WrkResult[] = [];
-    for (const script of [restScript, rpcScript, rpcScript, restScript]) {
-      await settle(server, cheap);
-      runs.push(run(script, c));
+    // REST, RPC, GET, GET, RPC, REST, RPC_ROUNDS times: a load change on the shared machine during a
+    // round hits every form alike, and the rounds average out the drift of a single run (up to ±10% here).
+    const runs: Record<(typeof forms)[number], WrkResult[]> = { rest: [], rpc: [], get: [] };
+    for (let round = 0; round < RPC_ROUNDS; round++) {
+      for (const form of [...forms, ...[...forms].reverse()]) {
+        await settle(server, cheap);
+        runs[form].push(run(scripts[form], c));
+      }
     }
-    const rest = combine(runs[0]!, runs[3]!);
-    const rpc = combine(runs[1]!, runs[2]!);
-    rows.push({ connections: c, rest, rpc });
-    log(`${c} connections: REST ${fmt(rest.requestsPerSecond, 0)} requests/s (p99 ${fmt(rest.latencyMs.p99)} ms), `
-      + `RPC ${fmt(rpc.requestsPerSecond, 0)} requests/s (p99 ${fmt(rpc.latencyMs.p99)} ms), non-2xx ${rest.non2xx}/${rpc.non2xx}`);
+    const row = { connections: c, rest: combine(runs.rest), rpc: combine(runs.rpc), get: combine(runs.get) };
+    rows.push(row);
+    log(`${c} connections: REST ${fmt(row.rest.requestsPerSecond, 0)} requests/s (p99 ${fmt(row.rest.latencyMs.p99)} ms), `
+      + `RPC ${fmt(row.rpc.requestsPerSecond, 0)} requests/s (p99 ${fmt(row.rpc.latencyMs.p99)} ms), `
+      + `Connect GET ${fmt(row.get.requestsPerSecond, 0)} requests/s (p99 ${fmt(row.get.latencyMs.p99)} ms), non-2xx ${row.rest.non2xx}/${row.rpc.non2xx}/${row.get.non2xx}`);
   }
   return rows;
 }
 
-/** Two runs as one: requests over their summed duration; the mean latency weighted by requests, percentiles the mean of the two. */
-function combine(a: WrkResult, b: WrkResult): WrkResult {
-  const mean = (x: number, y: number) => (x + y) / 2;
-  const requests = a.requests + b.requests;
-  const durationSeconds = a.durationSeconds + b.durationSeconds;
+/** Runs as one: requests over their summed duration; the mean latency weighted by requests, percentiles the mean of the runs. */
+function combine(runs: readonly WrkResult[]): WrkResult {
+  const sum = (f: (r: WrkResult) => number) => runs.reduce((a, r) => a + f(r), 0);
+  const avg = (f: (r: WrkResult) => number) => sum(f) / runs.length;
+  const requests = sum((r) => r.requests);
+  const durationSeconds = sum((r) => r.durationSeconds);
+  const l = (r: WrkResult) => r.latencyMs;
   return {
-    ...a, requests, durationSeconds, requestsPerSecond: requests / durationSeconds, non2xx: a.non2xx + b.non2xx,
-    latencyMs: { mean: (a.latencyMs.mean * a.requests + b.latencyMs.mean * b.requests) / Math.max(1, requests), p50: mean(a.latencyMs.p50, b.latencyMs.p50), p75: mean(a.latencyMs.p75, b.latencyMs.p75), p90: mean(a.latencyMs.p90, b.latencyMs.p90), p99: mean(a.latencyMs.p99, b.latencyMs.p99), max: Math.max(a.latencyMs.max, b.latencyMs.max) },
+    ...runs[0]!, requests, durationSeconds, requestsPerSecond: requests / durationSeconds, non2xx: sum((r) => r.non2xx),
+    latencyMs: {
+      mean: sum((r) => l(r).mean * r.requests) / Math.max(1, requests),
+      p50: avg((r) => l(r).p50), p75: avg((r) => l(r).p75), p90: avg((r) => l(r).p90), p99: avg((r) => l(r).p99),
+      max: Math.max(...runs.map((r) => l(r).max)),
+    },
   };
 }
 
-/** The query mix as binary `quarry.v1.Call`s of SearchService/Search in the web corpus. */
-function rpcBodies(queries: readonly string[]): Uint8Array[] {
-  return queries.map((q) => toBinary(CallSchema, create(CallSchema, {
-    procedure: 'quarry.v1.SearchService/Search',
-    message: toBinary(SearchRequestSchema, create(SearchRequestSchema, { q, scope: Scope.WEB })),
-  })));
+/** The query mix as binary `SearchService/Search` requests in the web corpus, bare and in a `quarry.v1.Call`. */
+function rpcBodies(queries: readonly string[]): { request: Uint8Array; call: Uint8Array }[] {
+  return queries.map((q) => {
+    const request = toBinary(SearchRequestSchema, create(SearchRequestSchema, { q, scope: Scope.WEB }));
+    return { request, call: toBinary(CallSchema, create(CallSchema, { procedure: 'quarry.v1.SearchService/Search', message: request })) };
+  });
 }
 
 function section(o: Options, name: string, docs: number, queries: number, inproc: InProcess, rows: WrkResult[], load: { before: number; after: number }, floor: WrkResult | undefined, control: ControlPhase | undefined, rpc: RpcRow[]): string {
@@ -327,14 +339,17 @@ function section(o: Options, name: string, docs: number, queries: number, inproc
       + `releases run on the server's event loop, asynchronously and from a per-file cache.`, '');
   }
   if (rpc.length > 0) {
-    lines.push(`The binary RPC against REST (same server, same query mix, ${o.rpcS} s each in two halves run REST, RPC, RPC, REST at each count): `
-      + '`GET /api/search?scope=web&q=…` answering JSON, and `POST /api/rpc` with a binary `quarry.v1.Call` of `SearchService/Search` answering `application/proto`.', '',
-    '| connections | REST requests/s | REST p99 ms | RPC requests/s | RPC p99 ms | RPC / REST | non-2xx |',
-    '|---:|---:|---:|---:|---:|---:|---:|',
-    ...rpc.map((r) => `| ${r.connections} | ${fmt(r.rest.requestsPerSecond, 0)} | ${fmt(r.rest.latencyMs.p99)} | ${fmt(r.rpc.requestsPerSecond, 0)} | ${fmt(r.rpc.latencyMs.p99)} | ${fmt(r.rpc.requestsPerSecond / r.rest.requestsPerSecond, 2)}× | ${r.rest.non2xx + r.rpc.non2xx} |`),
+    const runS = Math.max(1, Math.round(o.rpcS / 2));
+    lines.push(`The binary RPC against REST (same server, same query mix, ${RPC_ROUNDS * 2 * runS} s of each form at each count, in ${RPC_ROUNDS} rounds of REST, RPC, GET, GET, RPC, REST with ${runS} s runs): `
+      + '`GET /api/search?scope=web&q=…` answering JSON; `POST /api/rpc` with a binary `quarry.v1.Call` of `SearchService/Search` answering `application/proto`; '
+      + 'and the Connect GET form of the same method, `GET /api/rpc/quarry.v1.SearchService/Search?encoding=proto&base64=1&message=…`.', '',
+    '| connections | REST requests/s | REST p99 ms | RPC requests/s | RPC p99 ms | RPC / REST | Connect GET requests/s | GET p99 ms | GET / REST | non-2xx |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...rpc.map((r) => `| ${r.connections} | ${fmt(r.rest.requestsPerSecond, 0)} | ${fmt(r.rest.latencyMs.p99)} | ${fmt(r.rpc.requestsPerSecond, 0)} | ${fmt(r.rpc.latencyMs.p99)} | ${fmt(r.rpc.requestsPerSecond / r.rest.requestsPerSecond, 2)}× `
+      + `| ${fmt(r.get.requestsPerSecond, 0)} | ${fmt(r.get.latencyMs.p99)} | ${fmt(r.get.requestsPerSecond / r.rest.requestsPerSecond, 2)}× | ${r.rest.non2xx + r.rpc.non2xx + r.get.non2xx} |`),
     '');
     const met = rpc.every((r) => r.rpc.requestsPerSecond >= r.rest.requestsPerSecond);
-    lines.push(`Aim: the RPC at least as fast as REST at every count: **${met ? 'met' : 'not met'}** (on a shared machine a difference of a few percent is noise).`, '');
+    lines.push(`Aim: the RPC (\`POST /api/rpc\`) at least as fast as REST at every count: **${met ? 'met' : 'not met'}** (on a shared machine a difference of a few percent is noise).`, '');
   }
   lines.push(SECTION_END);
   return lines.join('\n');
@@ -392,8 +407,11 @@ async function main(): Promise<void> {
     let rpc: RpcRow[] = [];
     if (o.rpcS > 0) {
       const rpcScript = join(dataDir, 'rpc.lua');
-      writeFileSync(rpcScript, postRotationScript('/api/rpc', 'application/proto', rpcBodies(queries)));
-      rpc = await rpcPhase(server, script, rpcScript, o);
+      const bodies = rpcBodies(queries);
+      writeFileSync(rpcScript, postRotationScript('/api/rpc', 'application/proto', bodies.map((b) => b.call)));
+      const getScript = join(dataDir, 'rpc-get.lua');
+      writeFileSync(getScript, rotationScript(bodies.map((b) => `/api/rpc/quarry.v1.SearchService/Search?encoding=proto&base64=1&message=${Buffer.from(b.request).toString('base64url')}`)));
+      rpc = await rpcPhase(server, { rest: script, rpc: rpcScript, get: getScript }, o);
     }
     const control = repo ? await controlPhase(server, cap, repo, script, o) : undefined;
     const code = await server.stop();
@@ -403,7 +421,7 @@ async function main(): Promise<void> {
     const text = section(o, collection.name, imported.docs, queries.length, inproc, rows, { before: loadBefore, after: loadavg()[0]! }, floor, control, rpc);
     console.log(text);
     if (o.record) log(`recorded in ${recordSection('benchmarks.md', SECTION_HEADING, { start: SECTION_START, end: SECTION_END }, text)}`);
-    const bad = [...rows, ...rpc.flatMap((r) => [r.rest, r.rpc])].filter((r) => r.non2xx > 0);
+    const bad = [...rows, ...rpc.flatMap((r) => [r.rest, r.rpc, r.get])].filter((r) => r.non2xx > 0);
     if (bad.length > 0) {
       log(`non-2xx responses at ${bad.map((r) => `${r.connections} connections (${r.non2xx})`).join(', ')}: must be 0`);
       process.exitCode = 1;

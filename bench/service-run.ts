@@ -72,12 +72,13 @@ export interface Server { child: ChildProcess; url: string; ca: Buffer; pid: num
 /**
  * The real server, as `npm start` runs it, on `dataDir`, with `workers` search threads (0: searches on
  * the event loop) and `config` merged into the benchmark configuration. Resolves once it is ready.
+ * `QUARRY_BENCH_NODE_ARGS` adds node flags to the server, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
  */
 export async function startServer(dataDir: string, workers: number, config: Record<string, unknown> = {}): Promise<Server> {
   const configFile = join(dataDir, `bench-config-${workers}.json`);
   writeFileSync(configFile, JSON.stringify({ ...BENCH_CONFIG, ...config }));
-  const child = spawn(process.execPath, [
-    '--import', 'tsx', 'src/cli/main.ts', 'serve', '--json', '--data', dataDir, '--config', configFile, '--port', '0',
+  const child = spawn(process.execPath, [...(process.env.QUARRY_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean),
+    'bin/quarry.js', 'serve', '--json', '--data', dataDir, '--config', configFile, '--port', '0',
     '--rate-limit', '0', '--search-workers', String(workers),
   ], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, QUARRY_PORT: '0' } });
   let stderr = '';
