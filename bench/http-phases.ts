@@ -16,9 +16,10 @@
  *      throughput to in-process throughput; `--record` writes the section into docs/benchmarks.md;
  *   7. the control-plane phase (`--control S`, 0 skips it): with 14 targets deployed (one static target
  *      carrying 1,000 extra files, 16 MiB), search load at 32 connections for S seconds on a quiet
- *      control plane, then S seconds while the control plane rebuilds and promotes three small targets (a
- *      real input change each round) and, one after the other, reconciles all 41 targets
- *      (`POST /api/reconcile`) and observes all 41 (`GET /api/deploy_status`), at most once a second;
+ *      control plane, then S seconds while the control plane rebuilds and promotes three small targets in
+ *      turn (a real input change each time; one build and promotion started a second at most, each
+ *      waiting for the previous) and, beside them, reconciles all 41 targets (`POST /api/reconcile`) and
+ *      observes all 41 (`GET /api/deploy_status`), at most once a second;
  *      quiet and busy alternate twice (machine load drifts). Aim: mean p99 busy ≤ 1.5× mean p99 quiet.
  *   8. the binary RPC phase (`--rpc S`, 0 skips it): at 1 and 32 connections, the same query mix as
  *      `GET /api/search` (JSON), as binary `Call`s to `POST /api/rpc` (`quarry.v1.SearchService/Search`,
@@ -36,6 +37,7 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultCollectionPath, loadCollection, plainQuery, REPO_ROOT } from './dataset.js';
 import { prepareDeploy } from './control-fixture.js';
+import { openLoop, type OpenLoopResult } from './h2load.js';
 import { fmt } from './measure.js';
 import { seededQueries } from './queries.js';
 import {
@@ -55,6 +57,10 @@ const CONTROL_AIM = 1.5;
 /** Targets deployed before the control-plane phase; CONTROL_CHURN are rebuilt and promoted during it (docportal, the large one, is checked by every reconcile and observation). */
 const CONTROL_TARGETS = ['docportal', 'sites', 'gengw', 'email', 'office', 'siteedit', 'siteintake', 'studio', 'survey', 'toolchain', 'writer', 'meshgw', 'vaultgw', 'toolsapi'];
 const CONTROL_CHURN = ['sites', 'gengw', 'email'];
+/** One build and promotion of a churn target starts at most this often (a deployment pipeline at 3,600 an hour). */
+const CHURN_INTERVAL_MS = 1000;
+/** The open loop's arrival rate, as a share of the quiet closed loop's throughput. */
+const OPEN_SHARE = 0.7;
 const ALL_MGMT = 'mgmt.read,mgmt.build,mgmt.stage,mgmt.deploy,mgmt.rollback,mgmt.reconcile,mgmt.restart';
 const SECTION_HEADING = '## HTTP phases: control-plane activity and the binary RPC (`npm run bench:http:phases`)';
 const SECTION_START = '<!-- bench:http-phases:start -->';
@@ -167,42 +173,49 @@ interface ControlPhase {
   /** Alternating runs, quiet first: machine load drifts, so each condition is measured twice. */
   quiet: WrkResult[];
   busy: WrkResult[];
+  /** The same at a constant arrival rate (`openRate`, 70% of the quiet closed loop's throughput). */
+  openQuiet: OpenLoopResult[];
+  openBusy: OpenLoopResult[];
+  openRate: number;
   promotions: number;
   reconciles: number;
   observations: number;
   setupSeconds: number;
 }
 
-const meanP99 = (runs: WrkResult[]): number => runs.reduce((a, r) => a + r.latencyMs.p99, 0) / runs.length;
+const meanP99 = (runs: readonly { latencyMs: { p99: number } }[]): number => runs.reduce((a, r) => a + r.latencyMs.p99, 0) / runs.length;
 
 /**
  * Step 7: search p99 on a quiet control plane and while it builds, promotes, reconciles and observes,
- * alternating quiet, busy, quiet, busy on the same server.
+ * first in a closed loop (wrk, 32 connections: the machine saturated, so every core-second the control
+ * plane takes shows as lost throughput and longer queues), then in an open loop (h2load at a constant
+ * 70% of the quiet throughput: the same work in both conditions, so the difference is the control
+ * plane's interference alone, as a service with headroom sees it).
  */
-async function controlPhase(server: Server, cap: string, repo: string, script: string, o: Options): Promise<ControlPhase> {
+async function controlPhase(server: Server, cap: string, repo: string, paths: readonly string[], script: string, workDir: string, o: Options): Promise<ControlPhase> {
   const started = performance.now();
   for (const t of CONTROL_TARGETS) await ship(server, cap, t);
   const setupSeconds = (performance.now() - started) / 1000;
   log(`control plane: ${CONTROL_TARGETS.length} targets deployed in ${fmt(setupSeconds, 1)} s`);
   const cheap = `/api/search?scope=web&q=${FLOOR_QUERY}`;
-  const phase: ControlPhase = { quiet: [], busy: [], promotions: 0, reconciles: 0, observations: 0, setupSeconds };
+  const phase: ControlPhase = { quiet: [], busy: [], openQuiet: [], openBusy: [], openRate: 0, promotions: 0, reconciles: 0, observations: 0, setupSeconds };
   let round = 0;
-  for (let i = 0; i < 2; i++) {
-    await settle(server, cheap);
-    const quiet = await wrkAsync(server.url, script, AIM.connections, o.threads, o.controlS);
-    phase.quiet.push(quiet);
-    log(`quiet control plane: p99 ${fmt(quiet.latencyMs.p99)} ms, ${fmt(quiet.requestsPerSecond, 0)} requests/s (load ${fmt(loadavg()[0]!, 1)})`);
-    await settle(server, cheap);
+
+  /** Runs `measure` while the control plane churns and resyncs; stops them when it ends. */
+  async function busyWhile<T>(measure: () => Promise<T>): Promise<T> {
     let stop = false;
-    const before = { ...phase };
+    // A fixed rate rather than back to back: the faster the control plane, the more work an unpaced loop
+    // would give it, and the more of the machine it would take from search.
     const churn = (async () => {
       while (!stop) {
         round++;
         for (const t of CONTROL_CHURN) {
           if (stop) break;
+          const t0 = performance.now();
           changeInput(repo, t, round);
           await ship(server, cap, t);
           phase.promotions++;
+          await new Promise((res) => setTimeout(res, Math.max(0, CHURN_INTERVAL_MS - (performance.now() - t0))));
         }
       }
     })();
@@ -218,12 +231,40 @@ async function controlPhase(server: Server, cap: string, repo: string, script: s
         await new Promise((res) => setTimeout(res, Math.max(0, 1000 - (performance.now() - t0))));
       }
     })();
-    const busy = await wrkAsync(server.url, script, AIM.connections, o.threads, o.controlS).finally(() => { stop = true; });
-    await Promise.all([churn, resync]);
+    try {
+      return await measure();
+    } finally {
+      stop = true;
+      await Promise.all([churn, resync]);
+    }
+  }
+
+  const activity = (before: ControlPhase) => `${phase.promotions - before.promotions} promotions, ${phase.reconciles - before.reconciles} reconciles and `
+    + `${phase.observations - before.observations} observations of all 41 targets`;
+  for (let i = 0; i < 2; i++) {
+    await settle(server, cheap);
+    const quiet = await wrkAsync(server.url, script, AIM.connections, o.threads, o.controlS);
+    phase.quiet.push(quiet);
+    log(`closed loop, quiet control plane: p99 ${fmt(quiet.latencyMs.p99)} ms, ${fmt(quiet.requestsPerSecond, 0)} requests/s (load ${fmt(loadavg()[0]!, 1)})`);
+    await settle(server, cheap);
+    const before = { ...phase };
+    const busy = await busyWhile(() => wrkAsync(server.url, script, AIM.connections, o.threads, o.controlS));
     phase.busy.push(busy);
-    log(`busy control plane: p99 ${fmt(busy.latencyMs.p99)} ms, ${fmt(busy.requestsPerSecond, 0)} requests/s (load ${fmt(loadavg()[0]!, 1)}); `
-      + `${phase.promotions - before.promotions} promotions, ${phase.reconciles - before.reconciles} reconciles and `
-      + `${phase.observations - before.observations} observations of all 41 targets`);
+    log(`closed loop, busy control plane: p99 ${fmt(busy.latencyMs.p99)} ms, ${fmt(busy.requestsPerSecond, 0)} requests/s (load ${fmt(loadavg()[0]!, 1)}); ${activity(before)}`);
+  }
+  const capacity = Math.min(...phase.quiet.map((r) => r.requestsPerSecond));
+  phase.openRate = Math.round(OPEN_SHARE * capacity);
+  const urls = paths.map((p) => server.url + p);
+  for (let i = 0; i < 2; i++) {
+    await settle(server, cheap);
+    const quiet = await openLoop({ urls, rate: phase.openRate, seconds: o.controlS, workDir, name: `control-quiet-${i}` });
+    phase.openQuiet.push(quiet);
+    log(`open loop at ${phase.openRate}/s, quiet control plane: p99 ${fmt(quiet.latencyMs.p99)} ms, non-2xx ${quiet.non2xx}, unanswered ${quiet.failed} (load ${fmt(loadavg()[0]!, 1)})`);
+    await settle(server, cheap);
+    const before = { ...phase };
+    const busy = await busyWhile(() => openLoop({ urls, rate: phase.openRate, seconds: o.controlS, workDir, name: `control-busy-${i}` }));
+    phase.openBusy.push(busy);
+    log(`open loop at ${phase.openRate}/s, busy control plane: p99 ${fmt(busy.latencyMs.p99)} ms, non-2xx ${busy.non2xx}, unanswered ${busy.failed} (load ${fmt(loadavg()[0]!, 1)}); ${activity(before)}`);
   }
   return phase;
 }
@@ -328,15 +369,23 @@ function section(o: Options, name: string, docs: number, queries: number, inproc
       + `the search with its 20 snippets takes ${fmt(1000 / inproc.qps, 2)} ms in process.`, '');
   }
   if (control) {
-    const ratio = meanP99(control.busy) / meanP99(control.quiet);
+    const closed = meanP99(control.busy) / meanP99(control.quiet);
+    const open = meanP99(control.openBusy) / meanP99(control.openQuiet);
     const runs = (rs: WrkResult[]): string => rs.map((r) => `${fmt(r.latencyMs.p99)} ms (${fmt(r.requestsPerSecond, 0)}/s)`).join(', ');
-    lines.push(`Search while the control plane works (${AIM.connections} connections, ${o.controlS} s per run, same server, quiet and busy alternating twice): `
-      + `${CONTROL_TARGETS.length} targets live (one static release of 1,000 extra files, 16 MiB). p99 quiet: ${runs(control.quiet)}; `
-      + `busy: ${runs(control.busy)}, while the control plane ran ${control.promotions} builds and promotions of ${CONTROL_CHURN.join(', ')} `
-      + `(a real input change each), ${control.reconciles} reconciles of all 41 targets and ${control.observations} observations of all 41 `
-      + `(\`GET /api/deploy_status\`); non-2xx ${control.busy.reduce((a, r) => a + r.non2xx, 0)}. Mean p99 busy / quiet: **${fmt(ratio, 2)}×**; `
-      + `aim ≤ ${CONTROL_AIM}×: **${ratio <= CONTROL_AIM ? 'met' : 'not met'}**. Builds run in child processes at nice 10; the checks of the live `
-      + `releases run on the server's event loop, asynchronously and from a per-file cache.`, '');
+    const openRuns = (rs: OpenLoopResult[]): string => rs.map((r) => `${fmt(r.latencyMs.p99)} ms`).join(', ');
+    const verdict = (ratio: number) => `**${fmt(ratio, 2)}×** (aim ≤ ${CONTROL_AIM}×: **${ratio <= CONTROL_AIM ? 'met' : 'not met'}**)`;
+    const errors = [...control.busy, ...control.quiet].reduce((a, r) => a + r.non2xx, 0)
+      + [...control.openBusy, ...control.openQuiet].reduce((a, r) => a + r.non2xx + r.failed, 0);
+    lines.push(`Search while the control plane works (same server, ${o.controlS} s per run, quiet and busy alternating twice in each loop): `
+      + `${CONTROL_TARGETS.length} targets live (one static release of 1,000 extra files, 16 MiB). Busy: the control plane ran ${control.promotions} builds and promotions of `
+      + `${CONTROL_CHURN.join(', ')} (a real input change each, at most one a second), ${control.reconciles} reconciles of all 41 targets and ${control.observations} `
+      + `observations of all 41 (\`GET /api/deploy_status\`), one of each a second at most. Builds run in child processes at nice 19; the checks of the `
+      + `live releases run on the server's event loop, in short slices and from a per-file cache. Non-2xx or unanswered: ${errors}.`, '',
+    `- Closed loop (wrk, ${AIM.connections} connections, the machine saturated): p99 quiet ${runs(control.quiet)}; busy ${runs(control.busy)}. `
+      + `Mean p99 busy / quiet: ${verdict(closed)}. Every core-second the control plane takes (its builds and the services it restarts are `
+      + 'processes of their own) is throughput search loses here, and the queue of 32 grows with it.',
+    `- Open loop (h2load, HTTP/2, a constant ${control.openRate} requests/s, ${Math.round(OPEN_SHARE * 100)}% of the quiet closed loop's throughput): `
+      + `p99 quiet ${openRuns(control.openQuiet)}; busy ${openRuns(control.openBusy)}. Mean p99 busy / quiet: ${verdict(open)}.`, '');
   }
   if (rpc.length > 0) {
     const runS = Math.max(1, Math.round(o.rpcS / 2));
@@ -413,7 +462,7 @@ async function main(): Promise<void> {
       writeFileSync(getScript, rotationScript(bodies.map((b) => `/api/rpc/quarry.v1.SearchService/Search?encoding=proto&base64=1&message=${Buffer.from(b.request).toString('base64url')}`)));
       rpc = await rpcPhase(server, { rest: script, rpc: rpcScript, get: getScript }, o);
     }
-    const control = repo ? await controlPhase(server, cap, repo, script, o) : undefined;
+    const control = repo ? await controlPhase(server, cap, repo, paths, script, dataDir, o) : undefined;
     const code = await server.stop();
     server = undefined;
     if (code !== 0) log(`warning: the server exited with ${code} on SIGTERM`);
