@@ -1,7 +1,7 @@
 /**
  * The kinds of input the fuzz suite generates, each a function from a seeded `Random` to one request (or
- * connection) and its outcome. `KINDS` is the registry the runner draws from, by weight: a new face (MCP
- * bodies on `POST /mcp`, binary RPC calls on `POST /api/rpc`) adds a kind here and nothing else changes.
+ * connection) and its outcome. `KINDS` is the registry the runner draws from, by weight: a new face adds a
+ * kind here and nothing else changes (the binary RPC's and the agent surface's are the last two).
  */
 import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
@@ -360,4 +360,103 @@ const tlsRaw: Kind = {
   },
 };
 
-export const KINDS: Kind[] = [queryLanguage, endpoints, jsonBodies, capabilities, uploads, http1, http2Frames, tlsRaw];
+/** Procedures of quarry.v1 (as written on the Connect path), and some that are not. */
+const PROCEDURES = [
+  'quarry.v1.SearchService/Search', 'quarry.v1.SearchService/GetDoc', 'quarry.v1.SearchService/Suggest',
+  'quarry.v1.ControlService/GetDeployStatus', 'quarry.v1.ControlService/GetInventory', 'quarry.v1.ControlService/GetOperation',
+  'quarry.v1.ControlService/Build', 'quarry.v1.ControlService/Reconcile', 'quarry.v1.TrustedService/List', 'quarry.v1.AuthService/Attenuate',
+  'quarry.v1.SearchService/Nope', 'quarry.v1.Nope/Search', 'Search', '', 'quarry.v1.SearchService/Search/x',
+];
+
+/** Protobuf wire bytes: a field tag, a varint, a length-delimited field. */
+const pbVarint = (n: number): Buffer => {
+  const out: number[] = [];
+  while (n >= 0x80) { out.push((n & 0x7f) | 0x80); n = Math.floor(n / 128); }
+  out.push(n);
+  return Buffer.from(out);
+};
+const pbField = (field: number, bytes: Buffer): Buffer => Buffer.concat([pbVarint((field << 3) | 2), pbVarint(bytes.length), bytes]);
+
+/**
+ * The binary RPC: `Call` envelopes and Connect paths with valid, truncated, mutated and garbage messages
+ * (wrong wire types, huge length prefixes, nested garbage), in both codecs and wrong content types, and
+ * the Connect GET form. Every answer must be a Connect error or a message, never a 5xx.
+ */
+const rpc: Kind = {
+  name: 'rpc',
+  weight: 6,
+  async run(r, t) {
+    const procedure = r.weighted<() => string>([[6, () => r.pick(PROCEDURES)], [1, () => r.text(2)]])();
+    const message = r.weighted<() => Buffer>([
+      [3, () => pbField(1, Buffer.from(queryText(r)))],
+      [2, () => Buffer.concat([pbField(1, Buffer.from(r.pick(t.targets))), Buffer.from([0x10, r.int(5)])])],
+      [2, () => r.bytes(r.size(300))],
+      [1, () => Buffer.concat([Buffer.from([0x0a]), pbVarint(r.pick([2 ** 28, 2 ** 31 - 1, 1 << 20])), r.bytes(r.size(20))])],
+      [1, () => Buffer.from([0x0a, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01])],
+      [1, () => Buffer.alloc(0)],
+    ])();
+    const proto = r.chance(0.7);
+    let path: string;
+    let body: Buffer;
+    if (r.chance(0.5)) {
+      path = '/api/rpc';
+      const call = Buffer.concat([pbField(1, Buffer.from(procedure)), pbField(2, message)]);
+      body = proto ? call : Buffer.from(JSON.stringify(r.chance(0.7)
+        ? { procedure, message: r.chance(0.5) ? message.toString('base64') : { q: queryText(r), scope: r.pick(['SCOPE_WEB', 'SCOPE_OWN', 7, 'x', null]) } }
+        : r.pick([[], null, 'x', { procedure: 1 }, { procedure, message: [1, 2] }])));
+    } else {
+      path = `/api/rpc/${procedure}`;
+      body = proto ? message : Buffer.from(r.chance(0.6) ? JSON.stringify({ q: queryText(r), target: r.pick(t.targets), page: r.pick([0, 1, -1, 2 ** 40, '3', null]) }) : r.text(4));
+    }
+    if (r.chance(0.15)) body = r.mutate(body, 1 + r.int(6));
+    const headers: Record<string, string> = {
+      ...authHeaders(r, t),
+      'content-type': r.weighted([[8, proto ? 'application/proto' : 'application/json'], [1, 'application/grpc'], [1, 'text/plain'], [1, 'application/json; charset=latin1']] as const),
+    };
+    if (r.chance(0.1)) headers['connect-protocol-version'] = r.pick(['1', '2', '']);
+    if (r.chance(0.1)) headers['connect-timeout-ms'] = r.pick(['0', '1', '99999999999', '-5', 'x']);
+    if (r.chance(0.05)) headers['content-encoding'] = r.pick(['gzip', 'br', 'identity']);
+    if (r.chance(0.15)) {
+      const get = `/api/rpc/${pct(procedure).replace(/%2F/g, '/')}?encoding=${r.pick(['proto', 'json', 'x'])}&base64=${r.pick(['1', '0', 'x'])}&message=${pct(message.toString('base64url'))}`;
+      return outcomeOf([await t.h2.request('GET', get, authHeaders(r, t), undefined, t.deadlineMs)], 'GET');
+    }
+    return outcomeOf([await t.h2.request('POST', path, headers, body, t.deadlineMs)], 'POST');
+  },
+};
+
+/** JSON-RPC 2.0 messages of MCP's methods, with arguments right and wrong, to `POST /mcp`. */
+const mcp: Kind = {
+  name: 'mcp',
+  weight: 6,
+  async run(r, t) {
+    const tool = r.pick(['service_search', 'service_doc', 'service_ecosystem_maturity_rollup', 'service_mgmt', 'nope', '']);
+    const params = r.weighted<() => unknown>([
+      [3, () => ({ name: tool, arguments: r.pick([{ q: queryText(r) }, { q: queryText(r), scope: r.pick(['web', 'trusted', 'x']) }, { cid: r.pick(['1', '-1', 'x', 2 ** 70]) }, { action: r.pick(['status', 'build', 'x']), target: r.pick(t.targets) }, {}, null, [], 'x']) })],
+      [2, () => ({ protocolVersion: r.pick(['2025-06-18', '2025-03-26', '2024-11-05', '1999-01-01', 3]), capabilities: r.pick([{}, null, 'x']), clientInfo: { name: r.text(1), version: '1' } })],
+      [1, () => ({ uri: r.pick(['quarry://inventory', 'quarry://doc/web/1', `quarry://${r.text(1)}`, '']) })],
+      [1, () => ({ name: r.pick(['research', 'deployment', 'x']), arguments: { question: r.text(2), target: r.pick(t.targets) } })],
+      [1, () => r.pick([null, [], 'x', 7])],
+    ])();
+    const message = (): unknown => ({
+      jsonrpc: r.weighted([[9, '2.0'], [1, '1.0']] as const),
+      ...(r.chance(0.9) ? { id: r.pick([1, 'a', null, 2 ** 60, {}]) } : {}),
+      method: r.pick(['initialize', 'tools/list', 'tools/call', 'resources/list', 'resources/read', 'resources/templates/list', 'prompts/list', 'prompts/get', 'ping', 'notifications/initialized', 'nope', '']),
+      ...(r.chance(0.9) ? { params } : {}),
+    });
+    let body: Buffer = Buffer.from(r.weighted<() => string>([
+      [8, () => JSON.stringify(message())],
+      [1, () => JSON.stringify([message(), message()])],
+      [1, () => r.text(4)],
+    ])());
+    if (r.chance(0.1)) body = r.mutate(body, 1 + r.int(6));
+    const headers: Record<string, string> = {
+      ...authHeaders(r, t),
+      'content-type': r.weighted([[9, 'application/json'], [1, 'text/plain']] as const),
+      accept: r.weighted([[6, 'application/json, text/event-stream'], [2, 'application/json'], [1, 'text/html']] as const),
+    };
+    if (r.chance(0.5)) headers['mcp-protocol-version'] = r.pick(['2025-06-18', '2025-03-26', 'x']);
+    return outcomeOf([await t.h2.request('POST', '/mcp', headers, body, t.deadlineMs)], 'POST');
+  },
+};
+
+export const KINDS: Kind[] = [queryLanguage, endpoints, jsonBodies, capabilities, uploads, http1, http2Frames, tlsRaw, rpc, mcp];

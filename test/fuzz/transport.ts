@@ -56,6 +56,10 @@ export function checkAnswer(a: HttpAnswer, method: string): string[] {
   // The binary RPC answers every error in the Connect error model (CONTRACT §8): `{code, message}`, and
   // every RPC answer names the contract it speaks in `Rpc-Contract`.
   if (a.headers['rpc-contract'] !== undefined) {
+    // Two 5xx are the Connect protocol's own answers to what the caller asked (CONTRACT §8): `unimplemented`
+    // (501) for a compression the server does not speak, `deadline_exceeded` (504) when the caller's own
+    // Connect-Timeout-Ms passed. Any other 5xx stays a failure.
+    if ((a.status === 501 && body?.code === 'unimplemented') || (a.status === 504 && body?.code === 'deadline_exceeded')) problems.length = 0;
     if (a.status >= 400 && (typeof body?.code !== 'string' || !CONNECT_CODES.has(body.code) || typeof body?.message !== 'string')) {
       problems.push(`status ${a.status}: RPC error not in the Connect shape: ${a.body.toString('utf8').slice(0, 200)}`);
     }
