@@ -569,8 +569,8 @@ function makeContext(
  * A request body read whole, the buffered counterpart of the streaming reader in `makeContext` with the
  * same outcomes: over `limit` → 413 and the client leaving or breaking its framing mid-body → 400, the
  * request destroyed as an abandoned stream is; the request's own abort (its timeout) → that error. Plain
- * listeners rather than an async iterator: most POST bodies arrive in one chunk, and
- * the iterator's machinery would cost more than the read.
+ * listeners rather than an async iterator: most POST bodies arrive in one chunk, and the iterator's
+ * machinery would cost more than the read.
  */
 function readWhole(req: Req, limit: number, signal: AbortSignal): Promise<Buffer> {
   return new Promise<Buffer>((resolve, reject) => {
