@@ -52,7 +52,8 @@ export interface BytesReply {
   status?: number;
   headers?: Record<string, string>;
   body: Buffer | string;
-  contentType: string;
+  /** Absent only for an answer with no content (an empty body of a type, e.g. an empty protobuf message, keeps its type). */
+  contentType?: string;
 }
 /** The handler takes over the response (SSE): `write` frames, resolve when done; `signal` ends it. */
 export interface StreamReply {

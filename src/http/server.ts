@@ -399,8 +399,7 @@ export class QuarryServer {
     }
     if ('body' in reply) {
       const body = typeof reply.body === 'string' ? Buffer.from(reply.body) : reply.body;
-      // No content, no type (an MCP notification's 202): a JSON type on nothing would not parse.
-      if (body.length > 0) headers['content-type'] = reply.contentType;
+      if (reply.contentType !== undefined) headers['content-type'] = reply.contentType;
       headers['content-length'] = String(body.length);
       res.writeHead(status, headers);
       if (head) (res as ServerResponse).end(); else (res as ServerResponse).end(body);

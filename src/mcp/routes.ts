@@ -20,7 +20,8 @@ export function mcpRoutes(mcp: McpHandler): RouteGroup {
             stream: (sink) => res.stream((message) => { sink.write(`event: message\ndata: ${toJson(message)}\n\n`); }),
           };
         }
-        if (res.json === undefined) return { status: res.status, headers: res.headers, body: '', contentType: 'application/json' };
+        // No content (a notification's or a response's 202), so no type: JSON on nothing would not parse.
+        if (res.json === undefined) return { status: res.status, headers: res.headers, body: '' };
         return { status: res.status, headers: res.headers, body: toJson(res.json), contentType: 'application/json' };
       },
     }],
