@@ -35,13 +35,12 @@ import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFil
 import https from 'node:https';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { defaultCollectionPath, loadCollection, plainQuery, REPO_ROOT } from './dataset.js';
+import { defaultCollectionPath, REPO_ROOT } from './dataset.js';
 import { prepareDeploy } from './control-fixture.js';
 import { openLoop, type OpenLoopResult } from './h2load.js';
 import { fmt } from './measure.js';
-import { seededQueries } from './queries.js';
 import {
-  arg, httpsRequest, importCollection, log as logAs, machine, measureInProcess, recordSection, settle, startServer, wrk, type InProcess, type Server,
+  arg, httpsRequest, importCollection, loadQueryMix, log as logAs, machine, measureInProcess, positional, recordSection, settle, startServer, wrk, type InProcess, type Server,
 } from './service-run.js';
 import { parseWrkOutput, postRotationScript, rotationScript, type WrkResult } from './wrk.js';
 import { create, toBinary } from '@bufbuild/protobuf';
@@ -84,10 +83,8 @@ interface Options {
 
 function options(): Options {
   const valued = new Set(['duration', 'connections', 'threads', 'inproc', 'warmup', 'floor', 'control', 'rpc']);
-  const argv = process.argv.slice(2);
-  const positional = argv.filter((a, i) => !a.startsWith('--') && !(i > 0 && valued.has(argv[i - 1]!.slice(2))));
-  const path = positional[0] ?? defaultCollectionPath('scifact');
-  if (!path) throw new Error('no collection given and ../shared/data/scifact is absent: npm run bench:http -- <BEIR dir | corpus.jsonl>');
+  const path = positional(valued) ?? defaultCollectionPath('scifact');
+  if (!path) throw new Error('no collection given and ../shared/data/scifact is absent: npm run bench:http:phases -- <BEIR dir | corpus.jsonl>');
   return {
     path,
     durationS: Number(arg('duration') ?? 10),
@@ -119,7 +116,7 @@ function wrkAsync(url: string, script: string, connections: number, threads: num
 
 /** A capability with every mgmt.* right, minted on the data directory as an operator would. */
 function mintCap(dataDir: string): string {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'cap', 'mint', '--rights', ALL_MGMT, '--ttl', '2h', '--data', dataDir], { cwd: REPO_ROOT, encoding: 'utf8' });
+  const r = spawnSync(process.execPath, ['bin/quarry.js', 'cap', 'mint', '--rights', ALL_MGMT, '--ttl', '2h', '--data', dataDir], { cwd: REPO_ROOT, encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`cap mint failed: ${r.stderr}`);
   return r.stdout.trim();
 }
@@ -411,9 +408,7 @@ function section(o: Options, name: string, docs: number, queries: number, inproc
  */
 async function main(): Promise<void> {
   const o = options();
-  const collection = await loadCollection(o.path);
-  let queries = collection.queries.map((q) => plainQuery(q.text)).filter((q) => q !== '');
-  if (queries.length === 0) queries = seededQueries(collection.docs, 1000, 42).map((q) => q.q);
+  const { collection, queries } = await loadQueryMix(o.path);
   log(`${collection.name}: ${collection.docs.length} documents, ${queries.length} queries; ${machine()}`);
 
   const loadBefore = loadavg()[0]!;

@@ -105,7 +105,7 @@ async function importRound(server: Server, dataDir: string, docs: readonly Corpu
     return JSON.stringify({ _id: `soak-${round}-${i}`, title: d.title, text: `${d.text} ${marker}` });
   });
   writeFileSync(file, lines.join('\n') + '\n');
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'import', '--corpus', 'web', '--data', dataDir, '--json', file], {
+  const child = spawn(process.execPath, ['bin/quarry.js', 'import', '--corpus', 'web', '--data', dataDir, '--json', file], {
     cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
@@ -161,7 +161,7 @@ async function deployRound(server: Server, auth: Record<string, string>, workDir
 
 function mintCap(dataDir: string): string {
   const r = spawnSync(process.execPath, [
-    '--import', 'tsx', 'src/cli/main.ts', 'cap', 'mint', '--rights', 'mgmt.read,mgmt.stage,mgmt.deploy', '--targets', DEPLOY_TARGET,
+    'bin/quarry.js', 'cap', 'mint', '--rights', 'mgmt.read,mgmt.stage,mgmt.deploy', '--targets', DEPLOY_TARGET,
     '--ttl', '24h', '--data', dataDir,
   ], { cwd: REPO_ROOT, encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`quarry cap mint failed: ${r.stderr}`);

@@ -513,7 +513,7 @@ function makeContext(
           if (err === signal.reason && QuarryError.is(err)) throw err;
           // The client closed the connection or reset the stream mid-body, or broke its framing: its
           // doing, never a bug (the answer, if it can still be sent, is a 400).
-          throw new BadRequestError('The request body ended before it was complete.', 'body');
+          throw bodyCutShort();
         }
         if (next.done) {
           finished = true;
@@ -564,6 +564,9 @@ function makeContext(
   };
 }
 
+/** The client left, reset the stream or broke its framing mid-body: its doing, answered 400 if still possible. */
+const bodyCutShort = () => new BadRequestError('The request body ended before it was complete.', 'body');
+
 /**
  * A request body read whole, the buffered counterpart of the streaming reader in `makeContext` with the
  * same outcomes: over `limit` → 413 and the client leaving or breaking its framing mid-body → 400, the
@@ -608,10 +611,10 @@ function readWhole(req: Req, limit: number, signal: AbortSignal): Promise<Buffer
       resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total));
     }
     // 'close' also follows a complete body, after 'end'; before it, the body was cut short.
-    function onBroken(): void { fail(new BadRequestError('The request body ended before it was complete.', 'body')); }
+    function onBroken(): void { fail(bodyCutShort()); }
     // The request's abort is answered by the server (its timeout's 503, with `Connection: close` for the
     // unread rest), so the request must stay writable.
-    function onAbort(): void { fail(QuarryError.is(signal.reason) ? signal.reason : new BadRequestError('The request body ended before it was complete.', 'body'), false); }
+    function onAbort(): void { fail(QuarryError.is(signal.reason) ? signal.reason : bodyCutShort(), false); }
     if (signal.aborted) {
       onAbort();
       return;

@@ -40,9 +40,21 @@ const CONNECT_CODES = new Set<string>([
  * The checks on one HTTP answer: no 5xx; then, by the face that answered, errors in its contract's shape —
  * the binary RPC's Connect errors, the agent surface's JSON-RPC errors, else CONTRACT §1 (JSON with `v: 1`).
  */
+/**
+ * The two 5xx that are the Connect protocol's own answers to what the caller asked (CONTRACT §1, §8):
+ * `unimplemented` (501) for a compression the server does not speak, `deadline_exceeded` (504) when the
+ * caller's own Connect-Timeout-Ms passed. Any other 5xx is a failure.
+ */
+function connectAnswerToCaller(a: HttpAnswer): boolean {
+  if (a.headers['rpc-contract'] === undefined || (a.status !== 501 && a.status !== 504)) return false;
+  let code: unknown;
+  try { code = (JSON.parse(a.body.toString('utf8')) as { code?: unknown }).code; } catch { return false; }
+  return (a.status === 501 && code === 'unimplemented') || (a.status === 504 && code === 'deadline_exceeded');
+}
+
 export function checkAnswer(a: HttpAnswer, method: string): string[] {
   const problems: string[] = [];
-  if (a.status >= 500) problems.push(`status ${a.status}: ${a.body.toString('utf8').slice(0, 300)}`);
+  if (a.status >= 500 && !connectAnswerToCaller(a)) problems.push(`status ${a.status}: ${a.body.toString('utf8').slice(0, 300)}`);
   const type = a.headers['content-type'] ?? '';
   const isJson = /^application\/json/.test(type);
   if (method === 'HEAD' || a.status === 204 || a.status === 304) return problems;
@@ -56,10 +68,6 @@ export function checkAnswer(a: HttpAnswer, method: string): string[] {
   // The binary RPC answers every error in the Connect error model (CONTRACT §8): `{code, message}`, and
   // every RPC answer names the contract it speaks in `Rpc-Contract`.
   if (a.headers['rpc-contract'] !== undefined) {
-    // Two 5xx are the Connect protocol's own answers to what the caller asked (CONTRACT §8): `unimplemented`
-    // (501) for a compression the server does not speak, `deadline_exceeded` (504) when the caller's own
-    // Connect-Timeout-Ms passed. Any other 5xx stays a failure.
-    if ((a.status === 501 && body?.code === 'unimplemented') || (a.status === 504 && body?.code === 'deadline_exceeded')) problems.length = 0;
     if (a.status >= 400 && (typeof body?.code !== 'string' || !CONNECT_CODES.has(body.code) || typeof body?.message !== 'string')) {
       problems.push(`status ${a.status}: RPC error not in the Connect shape: ${a.body.toString('utf8').slice(0, 200)}`);
     }
