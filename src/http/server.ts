@@ -181,7 +181,12 @@ export class QuarryServer {
   #onSecureConnection(socket: TLSSocket): void {
     if (socket.alpnProtocol === 'h2') return;
     this.#h1Sockets.set(socket, 0);
-    socket.on('close', () => this.#h1Sockets.delete(socket));
+    socket.on('close', () => {
+      this.#h1Sockets.delete(socket);
+      // A pending header deadline holds the socket, and with it the TLS session's native buffers, until it
+      // fires: released with the connection, not a request timeout later.
+      this.#clearHeaderDeadline(socket);
+    });
     if (this.limits.idleTimeoutMs > 0) {
       socket.setTimeout(this.limits.idleTimeoutMs, () => {
         if ((this.#h1Sockets.get(socket) ?? 0) === 0) socket.destroy();
@@ -247,7 +252,9 @@ export class QuarryServer {
     this.#inFlight++;
     const h1Socket = req.httpVersionMajor === 2 ? undefined : (req.socket as TLSSocket);
     if (h1Socket) {
-      this.#h1Sockets.set(h1Socket, (this.#h1Sockets.get(h1Socket) ?? 0) + 1);
+      // Counted only while the connection is open: an entry made after its close would never be removed.
+      const open = this.#h1Sockets.get(h1Socket);
+      if (open !== undefined) this.#h1Sockets.set(h1Socket, open + 1);
       this.#clearHeaderDeadline(h1Socket);
     }
     const ac = new AbortController();

@@ -296,3 +296,33 @@ test('HTTP/1.1: a body the handler does not read closes the connection after the
   assert.match(received, /"hello":"b"/);
   assert.match(received.slice(received.indexOf('"hello":"a"')), /connection: close/i);
 });
+
+test('HTTP/1.1: a closed connection is released at once, not held by its request deadline', async () => {
+  // Each connection's TLS session holds tens of KiB outside the JS heap; a server that keeps closed ones
+  // until a 60 s timer fires grows by that much per connection under a stream of short-lived clients.
+  const srv = await start({ ratePerSecond: 0, requestTimeoutMs: 60_000 });
+  const { connect: tlsConnect, TLSSocket } = await import('node:tls');
+  const { queryObjects } = await import('node:v8');
+  const live = () => queryObjects(TLSSocket, { format: 'count' }) as number; // counts after a full GC
+  const before = live();
+  const n = 40;
+  for (let i = 0; i < n; i++) {
+    const socket = tlsConnect({ host: '127.0.0.1', port: srv.port, ca: srv.ca, ALPNProtocols: ['http/1.1'], servername: 'localhost' });
+    socket.on('error', () => {});
+    await new Promise((resolve) => socket.once('secureConnect', resolve));
+    if (i % 2 === 0) {
+      // Half of them ask once and wait for the answer (the deadline is armed again after it), half ask nothing.
+      socket.write('GET /t/hello/a HTTP/1.1\r\nHost: x\r\n\r\n');
+      await new Promise((resolve) => socket.once('data', resolve));
+    }
+    const closed = new Promise((resolve) => socket.once('close', resolve));
+    socket.end();
+    await closed;
+  }
+  let held = live() - before;
+  for (let i = 0; i < 50 && held >= n / 4; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 100)); // the server sees the last closes a moment later
+    held = live() - before;
+  }
+  assert.ok(held < n / 4, `${held} of ${n} closed connections still held (client and server sides counted)`);
+});
