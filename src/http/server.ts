@@ -108,6 +108,14 @@ export class QuarryServer {
     // An `Expect` other than 100-continue: node would answer a bare 417; the request is served as if the
     // field were absent instead (RFC 9110 §10.1.1 allows either), so every answer keeps the contract's shape.
     this.#server.on('checkExpectation', (req: Req, res: Res) => { void this.#handle(req, res); });
+    // `Expect: 100-continue`: the interim 100 goes out only on a response that is its connection's current
+    // one. Node queues the 100 of a pipelined HTTP/1.1 request behind the answers before it and then puts
+    // the final answer's head in front of it (head, 100, body: a corrupt stream); a client that pipelined
+    // the request has sent its body already and needs no 100.
+    this.#server.on('checkContinue', (req: Req, res: Res) => {
+      if (req.httpVersionMajor === 2 || (res as ServerResponse).socket) res.writeContinue();
+      void this.#handle(req, res);
+    });
     this.#server.on('tlsClientError', () => { /* refused handshakes (TLS 1.2, bad SNI) are the client's problem */ });
     this.#server.on('sessionError', () => { /* a broken HTTP/2 session only affects its own client */ });
   }

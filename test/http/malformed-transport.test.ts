@@ -1,7 +1,8 @@
 // Transport-level misbehaviour gets a CONTRACT §1 answer where the protocol allows one, and never looks
 // like a bug: a stalled request body (503 on both protocols), a client leaving mid-body (nothing logged),
 // requests node's HTTP/1.1 parser refuses after or instead of dispatching them (`CONNECT`, a chunk size
-// that is not hex), and an HTTP/2 header block over the limit (only that stream is refused).
+// that is not hex), a pipelined request expecting `100 Continue` (a whole answer, the 100 never inside it),
+// and an HTTP/2 header block over the limit (only that stream is refused).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http2 from 'node:http2';
@@ -177,4 +178,34 @@ test('HTTP/2: a header block over the limit refuses that stream only; the connec
   assert.equal(pendingStatus, 200);
   assert.equal(goaway, false, 'no GOAWAY');
   session.destroy();
+});
+
+test('HTTP/1.1: a pipelined request with Expect: 100-continue gets a whole answer, not one with a 100 inside it', async () => {
+  const srv = await start();
+  const socket = await h1Socket(srv);
+  let data = '';
+  socket.setEncoding('utf8');
+  socket.on('data', (c: string) => { data += c; });
+  const closed = new Promise((resolve) => socket.once('close', resolve));
+  // Written whole but not half-closed: node drops the pipelined requests of a client that has ended its side.
+  // The TRACE's body is not read, so the server closes the connection after answering it.
+  socket.write('GET /t/hello HTTP/1.1\r\nHost: x\r\n\r\n'
+    + 'TRACE /t/hello HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n{}');
+  await closed;
+  // Every answer: a head, then exactly content-length bytes of JSON; an interim 100 only between answers.
+  const answers: { status: number; json: any }[] = [];
+  let at = 0;
+  while (at < data.length) {
+    const end = data.indexOf('\r\n\r\n', at);
+    assert.ok(end > 0, `a head is cut short: ${JSON.stringify(data.slice(at))}`);
+    const head = data.slice(at, end);
+    const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1]);
+    const length = Number(/content-length: (\d+)/i.exec(head)?.[1] ?? 0);
+    const body = data.slice(end + 4, end + 4 + length);
+    at = end + 4 + length;
+    if (status === 100) continue;
+    answers.push({ status, json: JSON.parse(body) });
+  }
+  assert.deepEqual(answers.map((a) => a.status), [200, 405]);
+  assert.equal(answers[1]!.json.error.code, 'method_not_allowed');
 });
