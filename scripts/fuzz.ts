@@ -1,6 +1,7 @@
 // The project's fuzz suite from the command line (test/fuzz/runner.ts says what it sends and checks):
 //   npm run fuzz -- --seed 7 --count 1000000            a long run; prints progress, then the report as JSON
 //   npm run fuzz -- --seed 7 --count 20000 --only 1234  replays input 1234 of that run alone
+//   npm run fuzz -- --seed 7 --count 50000 --kinds upload,rpc  draws inputs of these kinds only
 // Options: --concurrency N (default 24), --deadline-ms N (per input, default 15000), --rss-bound-mib N
 // (default 512), --duration-s N (stop drawing inputs after N seconds; the report counts those that ran).
 // Exit code 0 when nothing failed, 1 otherwise.
@@ -11,6 +12,7 @@ const { values } = parseArgs({
   options: {
     seed: { type: 'string' }, count: { type: 'string' }, concurrency: { type: 'string' },
     'deadline-ms': { type: 'string' }, 'duration-s': { type: 'string' }, 'rss-bound-mib': { type: 'string' }, only: { type: 'string' },
+    kinds: { type: 'string' },
   },
 });
 const num = (v: string | undefined, name: string): number | undefined => {
@@ -32,6 +34,7 @@ const report = await runFuzz({
   ...(deadlineMs !== undefined ? { deadlineMs } : {}),
   ...(rssBoundMiB !== undefined ? { rssBoundMiB } : {}),
   ...(durationS !== undefined ? { maxDurationMs: durationS * 1000 } : {}),
+  ...(values.kinds !== undefined ? { kinds: values.kinds.split(',').map((s) => s.trim()) } : {}),
   ...(values.only !== undefined ? { only: values.only.split(',').map((s) => num(s, 'only')!) } : {}),
   progress: (line) => console.error(line),
 });

@@ -35,6 +35,8 @@ export interface FuzzOptions {
   maxDurationMs?: number;
   /** Replay only these input indices. */
   only?: number[];
+  /** Draw inputs of these kinds only (by name, e.g. `upload`, `rpc`), at their relative weights. Default: every kind. */
+  kinds?: string[];
   /** Progress lines (every 10% of the run). */
   progress?: (line: string) => void;
 }
@@ -128,10 +130,21 @@ async function describeApi(t: FuzzTarget): Promise<void> {
   }
 }
 
+/** The kinds a run draws from: all, or those named (an unknown name is an error, not an empty run). */
+function kindsOf(names: readonly string[] | undefined): Kind[] {
+  if (names === undefined) return KINDS;
+  const unknown = names.filter((n) => !KINDS.some((k) => k.name === n));
+  if (unknown.length > 0 || names.length === 0) {
+    throw new Error(`unknown fuzz kind ${unknown.join(', ') || '(none given)'}; the kinds are ${KINDS.map((k) => k.name).join(', ')}`);
+  }
+  return KINDS.filter((k) => names.includes(k.name));
+}
+
 export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
   const concurrency = options.concurrency ?? 24;
   const deadlineMs = options.deadlineMs ?? 15_000;
   const rssBoundMiB = options.rssBoundMiB ?? 512;
+  const kinds: (readonly [number, Kind])[] = kindsOf(options.kinds).map((k) => [k.weight, k] as const);
   const dir = mkdtempSync(join(tmpdir(), 'quarry-fuzz-'));
   const { srv, cap, allowlist } = await startFuzzServer(dir);
   setAllowlisted(allowlist);
@@ -158,7 +171,6 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
     const client0 = process.cpuUsage();
     const sampler = setInterval(() => { report.maxRssMiB = Math.max(report.maxRssMiB, rssMiB(srv.pid)); }, 200);
     const indices = options.only ?? Array.from({ length: options.count }, (_, i) => i);
-    const kinds: (readonly [number, Kind])[] = KINDS.map((k) => [k.weight, k] as const);
     let next = 0;
     let lastProgress = 0;
     const worker = async (): Promise<void> => {
