@@ -10,7 +10,7 @@ import { fromBinary, fromJson, toBinary, toJsonString, type DescMessage, type Js
 import type { IncomingHttpHeaders } from 'node:http';
 import { connectError } from '../http/errors.js';
 import type { BytesReply } from '../http/route.js';
-import { BadRequestError, DeadlineExceededError, NotImplementedError, RateLimitedError, UnavailableError, UnsupportedMediaTypeError } from '../kernel/errors.js';
+import { BadRequestError, DeadlineExceededError, NotImplementedError, QuarryError, RateLimitedError, UnavailableError, UnsupportedMediaTypeError } from '../kernel/errors.js';
 import { ErrorDetailSchema } from './gen/quarry/v1/call_pb.js';
 
 export type Codec = 'proto' | 'json';
@@ -51,21 +51,26 @@ export function timeoutOf(headers: IncomingHttpHeaders): number | undefined {
 }
 
 /**
- * Runs `fn` under the caller's deadline: `deadline_exceeded` when it has passed before the call starts
- * (a timeout of 0), when it passes while the call waits, or when the answer is ready only after it.
+ * Runs `fn` under the caller's deadline, which it is given (epoch ms; undefined without one):
+ * `deadline_exceeded` when the deadline has passed before the call starts (a timeout of 0), when it passes
+ * while the call waits, when the answer is ready only after it, or when the call gave up because of it (a
+ * search cut at its budget says `unavailable`, but the budget was the caller's).
  */
-export async function withDeadline<T>(timeoutMs: number | undefined, fn: () => Promise<T>): Promise<T> {
-  if (timeoutMs === undefined) return fn();
-  const start = performance.now();
+export async function withDeadline<T>(timeoutMs: number | undefined, fn: (deadline: number | undefined) => Promise<T>): Promise<T> {
+  if (timeoutMs === undefined) return fn(undefined);
   if (timeoutMs === 0) throw new DeadlineExceededError(0);
+  const deadline = Date.now() + timeoutMs;
   let timer: NodeJS.Timeout | undefined;
   try {
     const result = await Promise.race([
-      fn(),
+      fn(deadline),
       new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new DeadlineExceededError(timeoutMs)), timeoutMs); }),
     ]);
-    if (performance.now() - start > timeoutMs) throw new DeadlineExceededError(timeoutMs);
+    if (Date.now() > deadline) throw new DeadlineExceededError(timeoutMs);
     return result;
+  } catch (err) {
+    if (QuarryError.is(err) && err.code === 'unavailable' && Date.now() >= deadline) throw new DeadlineExceededError(timeoutMs);
+    throw err;
   } finally {
     clearTimeout(timer);
   }

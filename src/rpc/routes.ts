@@ -34,10 +34,11 @@ export function rpcRoutes(contract: Contract, services: Services): RouteGroup {
   async function run(ctx: RequestContext, p: Procedure, decode: () => MessageShape<DescMessage>, codec: Codec): Promise<BytesReply> {
     const timeout = timeoutOf(ctx.headers);
     const request = decode();
-    const callerDeadline = timeout === undefined ? undefined : Date.now() + timeout;
-    const deadline = ctx.deadline === undefined ? callerDeadline : Math.min(ctx.deadline, callerDeadline ?? Infinity);
-    const call: CallContext = { principal: ctx.principal, headers: ctx.headers, remoteAddress: ctx.remoteAddress, ...(deadline !== undefined ? { deadline } : {}) };
-    const response = await withDeadline(timeout, () => p.call(call, request));
+    const response = await withDeadline(timeout, (callerDeadline) => {
+      const deadline = ctx.deadline === undefined ? callerDeadline : Math.min(ctx.deadline, callerDeadline ?? Infinity);
+      const call: CallContext = { principal: ctx.principal, headers: ctx.headers, remoteAddress: ctx.remoteAddress, ...(deadline !== undefined ? { deadline } : {}) };
+      return p.call(call, request);
+    });
     const body = codec === 'proto' && p.encodeBinary ? p.encodeBinary(response) : encodeMessage(p.method.output, response, codec);
     return messageReply(body, codec, headers);
   }

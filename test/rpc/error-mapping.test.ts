@@ -1,13 +1,14 @@
 // The Connect wire form of the whole error catalogue, from the one table of src/http/errors.ts: each
 // code's status, Connect code, message and headers, and the quarry.v1.ErrorDetail naming Quarry's code,
-// the parameter at fault and the retry delay; internal errors never leak their message.
+// the parameter at fault and the retry delay; internal errors never leak their message; the caller's own
+// deadline answered as deadline_exceeded.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fromBinary } from '@bufbuild/protobuf';
 import * as errors from '../../src/kernel/errors.js';
 import { ERROR_CODES } from '../../src/http/errors.js';
 import { ErrorDetailSchema } from '../../src/rpc/gen/quarry/v1/call_pb.js';
-import { errorReply } from '../../src/rpc/protocol.js';
+import { errorReply, withDeadline } from '../../src/rpc/protocol.js';
 
 // Connect's codes (connectrpc.com/docs/protocol#error-codes) and the status the catalogue gives each code.
 const EXPECTED: Record<errors.ErrorCode, [string, number]> = {
@@ -63,4 +64,18 @@ test('anything that is not a QuarryError is internal, with a generic message', (
     assert.equal(body.code, 'internal');
     assert.doesNotMatch(body.message, /secret|undefined|str/);
   }
+});
+
+test("a call that gives up at the caller's deadline is deadline_exceeded, not unavailable; one that fails earlier keeps its error", async () => {
+  // The search budget is the sooner of the server's and the caller's deadline; cut at the caller's, the
+  // engine says `unavailable`, but Connect's answer to the caller's own timeout is `deadline_exceeded`.
+  const cutAtDeadline = (deadline: number | undefined) => {
+    while (Date.now() < deadline!) { /* the engine's work, up to its budget */ }
+    return Promise.reject(new errors.UnavailableError('The search did not finish within its time budget.', 1));
+  };
+  await assert.rejects(withDeadline(5, cutAtDeadline), (err: unknown) => errors.QuarryError.is(err) && err.code === 'deadline_exceeded');
+  const failsAtOnce = () => Promise.reject(new errors.UnavailableError('The search pool is closed.', 1));
+  await assert.rejects(withDeadline(60_000, failsAtOnce), (err: unknown) => errors.QuarryError.is(err) && err.code === 'unavailable');
+  assert.equal(await withDeadline(60_000, async (deadline) => typeof deadline), 'number');
+  assert.equal(await withDeadline(undefined, async (deadline) => deadline), undefined);
 });
