@@ -38,6 +38,8 @@ export interface SearchPoolOptions {
  */
 const WORKER_MODULE = new URL(import.meta.url.endsWith('.ts') ? '../../dist/search/worker.js' : './worker.js', import.meta.url).href;
 
+const WORKER_YOUNG_GENERATION_MIB = 24;
+
 export class SearchPool {
   readonly workers: number;
   readonly #pool: Piscina<Task, Outcome>;
@@ -61,6 +63,10 @@ export class SearchPool {
       // is kept, so no search waits behind those that came after it (no convoys)
       stricterFIFO: true,
       workerData,
+      // Half of node's default young generation (48 MiB): between scavenges each nursery holds that much
+      // garbage in the server's resident set, and a search's garbage dies young, so scavenging twice as
+      // often costs little (docs/reliability.md has the memory budget).
+      resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MIB },
     });
   }
 
