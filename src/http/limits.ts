@@ -23,6 +23,12 @@ export interface ServerLimits {
   ratePerSecond?: number;
   /** Requests a client may make at once before the rate applies (token-bucket size). Default 200; at least 1. */
   rateBurst?: number;
+  /**
+   * Connections open at once, both protocols. Default 1,024. 0: no limit. Past it a new connection is
+   * closed as it arrives, before the TLS handshake: each open one holds a TLS session and, over HTTP/2,
+   * nghttp2's state (tens of KiB outside the JS heap), so this bounds what idle connections can cost.
+   */
+  maxConnections?: number;
   /** Milliseconds a graceful shutdown waits for in-flight requests before closing them. Default 10 s. 0: close at once. */
   drainTimeoutMs?: number;
 }
@@ -36,6 +42,7 @@ export const DEFAULT_LIMITS: ResolvedLimits = {
   requestTimeoutMs: 60_000,
   ratePerSecond: 100,
   rateBurst: 200,
+  maxConnections: 1024,
   drainTimeoutMs: 10_000,
 };
 

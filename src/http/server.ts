@@ -94,6 +94,7 @@ export class QuarryServer {
       settings: { maxHeaderListSize: limits.headerBytes * 4 },
       maxHeaderListPairs: 512,
     });
+    if (limits.maxConnections > 0) this.#server.maxConnections = limits.maxConnections;
     // The HTTP/1.1 fallback's parser reads this field (0 = Node's default of 16 KiB).
     (this.#server as unknown as { maxHeaderSize: number }).maxHeaderSize = limits.headerBytes;
     this.#server.on('request', (req: Req, res: Res) => { void this.#handle(req, res); });

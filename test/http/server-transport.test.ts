@@ -1,6 +1,6 @@
 // The HTTP layer over real TLS sockets, with small route groups of the test's own: HTTP/2 and HTTP/1.1 on
 // one port, 404/405/HEAD, body and header limits, rate limiting, media types, request timeouts, rights,
-// internal errors, idle connections and graceful drain.
+// internal errors, idle connections, closed connections released at once, the connection cap and graceful drain.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http2 from 'node:http2';
@@ -325,4 +325,36 @@ test('HTTP/1.1: a closed connection is released at once, not held by its request
     held = live() - before;
   }
   assert.ok(held < n / 4, `${held} of ${n} closed connections still held (client and server sides counted)`);
+});
+
+test('connections past maxConnections are closed as they arrive; a freed place is taken again', async () => {
+  const srv = await start({ ratePerSecond: 0, maxConnections: 2 });
+  const { connect: tlsConnect } = await import('node:tls');
+  /** Resolves true once the TLS handshake completes, false when the connection is closed first. */
+  const open = () => {
+    const socket = tlsConnect({ host: '127.0.0.1', port: srv.port, ca: srv.ca, ALPNProtocols: ['http/1.1'], servername: 'localhost' });
+    socket.on('error', () => { /* a refused connection is the outcome tested */ });
+    const up = new Promise<boolean>((resolve) => {
+      socket.once('secureConnect', () => resolve(true));
+      socket.once('close', () => resolve(false));
+    });
+    return { socket, up };
+  };
+  const a = open();
+  const b = open();
+  assert.deepEqual([await a.up, await b.up], [true, true]);
+  assert.equal(await open().up, false, 'a third connection is refused');
+  const closed = new Promise((resolve) => a.socket.once('close', resolve));
+  a.socket.destroy();
+  await closed;
+  // The server counts the close a moment after the client sees it: retried until it does (a hang guard, not a timing assertion).
+  let again = false;
+  for (let i = 0; i < 100 && !again; i++) {
+    const c = open();
+    again = await c.up;
+    if (again) c.socket.destroy();
+    else await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  assert.ok(again, 'a connection is accepted once another has closed');
+  b.socket.destroy();
 });
