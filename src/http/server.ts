@@ -401,7 +401,7 @@ export class QuarryServer {
     for (const [k, v] of Object.entries(reply.headers ?? {})) headers[k.toLowerCase()] = v;
     // An HTTP/1.1 body the handler did not read would be drained after the response, for as long as the
     // client keeps sending; closing the connection instead bounds what an unread body can cost.
-    const unreadBody = h1 && !(req as IncomingMessage).complete;
+    const unreadBody = h1 && !(req as IncomingMessage).complete && !readInFull.has(req);
     if (h1 && (closeConnection || unreadBody || this.#state === 'draining')) headers['connection'] = 'close';
     if (!h1) delete headers['connection'];
     const status = reply.status ?? 200;
@@ -580,6 +580,13 @@ function makeContext(
   };
 }
 
+/**
+ * Requests whose body `readWhole` took in full by its declared length. Node marks a request complete only
+ * after the parser has moved past the body, which can be after a fast handler has answered: such a request
+ * is not one with an unread body, and its connection stays open.
+ */
+const readInFull = new WeakSet<Req>();
+
 /** The client left, reset the stream or broke its framing mid-body: its doing, answered 400 if still possible. */
 const bodyCutShort = () => new BadRequestError('The request body ended before it was complete.', 'body');
 
@@ -618,7 +625,10 @@ function readWhole(req: Req, limit: number, signal: AbortSignal): Promise<Buffer
       if (total > limit) fail(new PayloadTooLargeError(limit));
       else {
         chunks.push(chunk);
-        if (total === declared) onEnd();
+        if (total === declared) {
+          readInFull.add(req);
+          onEnd();
+        }
       }
     }
     function onEnd(): void {

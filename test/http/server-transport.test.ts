@@ -358,3 +358,27 @@ test('connections past maxConnections are closed as they arrive; a freed place i
   assert.ok(again, 'a connection is accepted once another has closed');
   b.socket.destroy();
 });
+
+test('HTTP/1.1: a POST whose body the handler read keeps its connection, however fast the answer', async () => {
+  // The echo route answers as soon as the body is in, before node's parser has marked the request complete.
+  const srv = await start({ ratePerSecond: 0 });
+  const { connect: tlsConnect } = await import('node:tls');
+  const socket = tlsConnect({ host: '127.0.0.1', port: srv.port, ca: srv.ca, ALPNProtocols: ['http/1.1'], servername: 'localhost' });
+  socket.on('error', () => {});
+  await new Promise((resolve) => socket.once('secureConnect', resolve));
+  let received = '';
+  socket.setEncoding('utf8');
+  socket.on('data', (c: string) => { received += c; });
+  const answers = () => received.split('HTTP/1.1 ').length - 1;
+  for (let i = 1; i <= 3; i++) {
+    socket.write('POST /t/echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 7\r\n\r\n{"a":1}');
+    await new Promise<void>((resolve, reject) => {
+      const check = () => (answers() >= i && received.endsWith('}') ? resolve() : socket.destroyed ? reject(new Error(`closed after ${answers()} answers: ${received}`)) : setTimeout(check, 5));
+      check();
+    });
+  }
+  assert.equal(answers(), 3);
+  assert.doesNotMatch(received, /connection: close/i);
+  assert.equal((received.match(/"got":\{"a":1\}/g) ?? []).length, 3);
+  socket.destroy();
+});
