@@ -17,7 +17,7 @@
 import http2 from 'node:http2';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Policy, Principal } from '../kernel/principal.js';
 import {
   BadRequestError, ForbiddenError, MethodNotAllowedError, PayloadTooLargeError, QuarryError, RateLimitedError, UnauthenticatedError,
@@ -76,6 +76,11 @@ export class QuarryServer {
   readonly #headerDeadlines = new WeakMap<TLSSocket, NodeJS.Timeout>();
   /** Abort controllers of long-lived requests, ended first when draining. */
   readonly #longLived = new Set<AbortController>();
+  /**
+   * Every TCP connection, from its accept to its close, whatever became of it (mid-handshake, HTTP/1.1,
+   * HTTP/2): the listener's close waits for all of them, so a drain ends by destroying what is left.
+   */
+  readonly #connections = new Set<Socket>();
 
   constructor(options: ServerOptions) {
     this.limits = resolveLimits(options.limits);
@@ -98,6 +103,10 @@ export class QuarryServer {
     // The HTTP/1.1 fallback's parser reads this field (0 = Node's default of 16 KiB).
     (this.#server as unknown as { maxHeaderSize: number }).maxHeaderSize = limits.headerBytes;
     this.#server.on('request', (req: Req, res: Res) => { void this.#handle(req, res); });
+    this.#server.on('connection', (socket: Socket) => {
+      this.#connections.add(socket);
+      socket.once('close', () => this.#connections.delete(socket));
+    });
     this.#server.on('session', (session) => this.#onSession(session));
     this.#server.on('secureConnection', (socket: TLSSocket) => this.#onSecureConnection(socket));
     this.#server.on('clientError', (err: NodeJS.ErrnoException, socket: TLSSocket) => this.#onClientError(err, socket));
@@ -171,6 +180,9 @@ export class QuarryServer {
     }
     for (const session of this.#sessions) session.destroy();
     for (const socket of this.#h1Sockets.keys()) socket.destroy();
+    // Connections neither list holds (a handshake under way, a connection whose session or socket is gone
+    // but whose TCP side is not, seen after long load runs) would keep the listener's close waiting.
+    for (const socket of this.#connections) socket.destroy();
     await closed;
     this.#state = 'closed';
   }

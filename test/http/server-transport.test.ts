@@ -382,3 +382,22 @@ test('HTTP/1.1: a POST whose body the handler read keeps its connection, however
   assert.equal((received.match(/"got":\{"a":1\}/g) ?? []).length, 3);
   socket.destroy();
 });
+
+test('drain ends with connections that never finished their handshake, rather than waiting them out', async () => {
+  // The handshake may take as long as the idle timeout (here 60 s); the drain must not wait for it.
+  const srv = await startInProcess([demo], { ratePerSecond: 0, idleTimeoutMs: 60_000, drainTimeoutMs: 100 });
+  const { connect: tcpConnect } = await import('node:net');
+  const silent = tcpConnect({ host: '127.0.0.1', port: srv.port });
+  silent.on('error', () => {});
+  await new Promise((resolve) => silent.once('connect', resolve));
+  const closedByServer = new Promise((resolve) => silent.once('close', resolve));
+  let drained = false;
+  const draining = srv.server.drain().then(() => { drained = true; });
+  // A hang guard, not a timing assertion: the drain resolves and the silent connection is closed by the server.
+  const guard = new Promise((resolve) => setTimeout(resolve, 20_000));
+  await Promise.race([draining, guard]);
+  assert.ok(drained, 'the drain is still waiting for a connection mid-handshake');
+  await closedByServer;
+  silent.destroy();
+  await srv.close();
+});
