@@ -5,6 +5,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http2 from 'node:http2';
 import https from 'node:https';
+import { connect as tlsConnect, TLSSocket } from 'node:tls';
 import type { RouteGroup } from '../../src/http/route.js';
 import type { Policy } from '../../src/kernel/principal.js';
 import { ANONYMOUS } from '../support/anonymous-policy.js';
@@ -51,6 +52,17 @@ async function start(limits = {}) {
   return s;
 }
 
+/** An HTTP/1.1 connection over TLS, with everything the server sends on it collected as text. */
+async function h1Connection(srv: InProcessServer): Promise<{ socket: TLSSocket; received: () => string }> {
+  const socket = tlsConnect({ host: '127.0.0.1', port: srv.port, ca: srv.ca, ALPNProtocols: ['http/1.1'], servername: 'localhost' });
+  socket.on('error', () => { /* the server closing on us is an outcome the tests inspect */ });
+  await new Promise((resolve) => socket.once('secureConnect', resolve));
+  let text = '';
+  socket.setEncoding('utf8');
+  socket.on('data', (c: string) => { text += c; });
+  return { socket, received: () => text };
+}
+
 test('HTTP/2 and HTTP/1.1 are served on the same port (ALPN), with the same answers', async () => {
   const srv = await start({ ratePerSecond: 0 });
   for (const protocol of ['h2', 'h1'] as const) {
@@ -66,7 +78,7 @@ test('HTTP/2 and HTTP/1.1 are served on the same port (ALPN), with the same answ
   session.close();
   const h1proto = await new Promise<string | false | null>((resolve, reject) => {
     https.get(`${srv.url}/t/text`, { ca: srv.ca, agent: false, ALPNProtocols: ['http/1.1'] } as https.RequestOptions, (res) => {
-      resolve((res.socket as import('node:tls').TLSSocket).alpnProtocol);
+      resolve((res.socket as TLSSocket).alpnProtocol);
       res.resume();
     }).on('error', reject);
   });
@@ -264,7 +276,6 @@ test('rate limiting is per client: each capability id has its own bucket, anonym
 
 test('HTTP/1.1: a request head trickled slower than the request timeout is cut off (slowloris)', async () => {
   const srv = await start({ ratePerSecond: 0, requestTimeoutMs: 300, idleTimeoutMs: 10_000 });
-  const { connect: tlsConnect } = await import('node:tls');
   const socket = tlsConnect({ host: '127.0.0.1', port: srv.port, ca: srv.ca, ALPNProtocols: ['http/1.1'], servername: 'localhost' });
   socket.on('error', () => { /* the server cutting us off mid-write is the expected outcome */ });
   await new Promise((resolve) => socket.once('secureConnect', resolve));
@@ -277,31 +288,24 @@ test('HTTP/1.1: a request head trickled slower than the request timeout is cut o
 
 test('HTTP/1.1: a body the handler does not read closes the connection after the answer; bodiless requests keep it alive', async () => {
   const srv = await start({ ratePerSecond: 0 });
-  const { connect: tlsConnect } = await import('node:tls');
-  const socket = tlsConnect({ host: '127.0.0.1', port: srv.port, ca: srv.ca, ALPNProtocols: ['http/1.1'], servername: 'localhost' });
-  socket.on('error', () => {});
-  await new Promise((resolve) => socket.once('secureConnect', resolve));
-  let received = '';
-  socket.setEncoding('utf8');
-  socket.on('data', (c: string) => { received += c; });
+  const { socket, received } = await h1Connection(srv);
   const closed = new Promise((resolve) => socket.once('close', resolve));
   socket.write('GET /t/hello/a HTTP/1.1\r\nHost: x\r\n\r\n');
-  await new Promise<void>((resolve) => { const check = () => (received.includes('"hello":"a"') ? resolve() : setTimeout(check, 10)); check(); });
-  assert.match(received, /connection: keep-alive/i);
+  await new Promise<void>((resolve) => { const check = () => (received().includes('"hello":"a"') ? resolve() : setTimeout(check, 10)); check(); });
+  assert.match(received(), /connection: keep-alive/i);
   // A GET with an endless chunked body: answered, then the connection is closed rather than drained.
   socket.write('GET /t/hello/b HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n');
   const feeding = setInterval(() => { if (!socket.destroyed) socket.write('5\r\nhello\r\n'); }, 20);
   await closed;
   clearInterval(feeding);
-  assert.match(received, /"hello":"b"/);
-  assert.match(received.slice(received.indexOf('"hello":"a"')), /connection: close/i);
+  assert.match(received(), /"hello":"b"/);
+  assert.match(received().slice(received().indexOf('"hello":"a"')), /connection: close/i);
 });
 
 test('HTTP/1.1: a closed connection is released at once, not held by its request deadline', async () => {
   // Each connection's TLS session holds tens of KiB outside the JS heap; a server that keeps closed ones
   // until a 60 s timer fires grows by that much per connection under a stream of short-lived clients.
   const srv = await start({ ratePerSecond: 0, requestTimeoutMs: 60_000 });
-  const { connect: tlsConnect, TLSSocket } = await import('node:tls');
   const { queryObjects } = await import('node:v8');
   const live = () => queryObjects(TLSSocket, { format: 'count' }) as number; // counts after a full GC
   const before = live();
@@ -329,7 +333,6 @@ test('HTTP/1.1: a closed connection is released at once, not held by its request
 
 test('connections past maxConnections are closed as they arrive; a freed place is taken again', async () => {
   const srv = await start({ ratePerSecond: 0, maxConnections: 2 });
-  const { connect: tlsConnect } = await import('node:tls');
   /** Resolves true once the TLS handshake completes, false when the connection is closed first. */
   const open = () => {
     const socket = tlsConnect({ host: '127.0.0.1', port: srv.port, ca: srv.ca, ALPNProtocols: ['http/1.1'], servername: 'localhost' });
@@ -362,24 +365,18 @@ test('connections past maxConnections are closed as they arrive; a freed place i
 test('HTTP/1.1: a POST whose body the handler read keeps its connection, however fast the answer', async () => {
   // The echo route answers as soon as the body is in, before node's parser has marked the request complete.
   const srv = await start({ ratePerSecond: 0 });
-  const { connect: tlsConnect } = await import('node:tls');
-  const socket = tlsConnect({ host: '127.0.0.1', port: srv.port, ca: srv.ca, ALPNProtocols: ['http/1.1'], servername: 'localhost' });
-  socket.on('error', () => {});
-  await new Promise((resolve) => socket.once('secureConnect', resolve));
-  let received = '';
-  socket.setEncoding('utf8');
-  socket.on('data', (c: string) => { received += c; });
-  const answers = () => received.split('HTTP/1.1 ').length - 1;
+  const { socket, received } = await h1Connection(srv);
+  const answers = () => received().split('HTTP/1.1 ').length - 1;
   for (let i = 1; i <= 3; i++) {
     socket.write('POST /t/echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 7\r\n\r\n{"a":1}');
     await new Promise<void>((resolve, reject) => {
-      const check = () => (answers() >= i && received.endsWith('}') ? resolve() : socket.destroyed ? reject(new Error(`closed after ${answers()} answers: ${received}`)) : setTimeout(check, 5));
+      const check = () => (answers() >= i && received().endsWith('}') ? resolve() : socket.destroyed ? reject(new Error(`closed after ${answers()} answers: ${received()}`)) : setTimeout(check, 5));
       check();
     });
   }
   assert.equal(answers(), 3);
-  assert.doesNotMatch(received, /connection: close/i);
-  assert.equal((received.match(/"got":\{"a":1\}/g) ?? []).length, 3);
+  assert.doesNotMatch(received(), /connection: close/i);
+  assert.equal((received().match(/"got":\{"a":1\}/g) ?? []).length, 3);
   socket.destroy();
 });
 
