@@ -37,10 +37,6 @@ const CONNECT_CODES = new Set<string>([
 ]);
 
 /**
- * The checks on one HTTP answer: no 5xx; then, by the face that answered, errors in its contract's shape —
- * the binary RPC's Connect errors, the agent surface's JSON-RPC errors, else CONTRACT §1 (JSON with `v: 1`).
- */
-/**
  * The two 5xx that are the Connect protocol's own answers to what the caller asked (CONTRACT §1, §8):
  * `unimplemented` (501) for a compression the server does not speak, `deadline_exceeded` (504) when the
  * caller's own Connect-Timeout-Ms passed. Any other 5xx is a failure.
@@ -52,6 +48,10 @@ function connectAnswerToCaller(a: HttpAnswer): boolean {
   return (a.status === 501 && code === 'unimplemented') || (a.status === 504 && code === 'deadline_exceeded');
 }
 
+/**
+ * The checks on one HTTP answer: no 5xx; then, by the face that answered, errors in its contract's shape —
+ * the binary RPC's Connect errors, the agent surface's JSON-RPC errors, else CONTRACT §1 (JSON with `v: 1`).
+ */
 export function checkAnswer(a: HttpAnswer, method: string): string[] {
   const problems: string[] = [];
   if (a.status >= 500 && !connectAnswerToCaller(a)) problems.push(`status ${a.status}: ${a.body.toString('utf8').slice(0, 300)}`);
