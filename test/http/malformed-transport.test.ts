@@ -6,9 +6,8 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http2 from 'node:http2';
-import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import type { RouteGroup } from '../../src/http/route.js';
-import { startInProcess, type InProcessServer } from '../support/in-process.js';
+import { h1Connection, h1Socket, startInProcess, type InProcessServer } from '../support/in-process.js';
 
 const demo: RouteGroup = {
   name: 'demo',
@@ -37,22 +36,13 @@ async function until(cond: () => boolean, what: string, guardMs = 30_000): Promi
 
 interface RawAnswer { status: number; head: string; json: any }
 
-function h1Socket(srv: InProcessServer): Promise<TLSSocket> {
-  const socket = tlsConnect({ host: '127.0.0.1', port: srv.port, ca: srv.ca, servername: 'localhost', ALPNProtocols: ['http/1.1'] });
-  socket.on('error', () => { /* a server closing on us is an outcome the test inspects */ });
-  return new Promise((resolve) => socket.once('secureConnect', () => resolve(socket)));
-}
-
 /** Writes `raw` on a fresh HTTP/1.1 connection and parses what comes back before the server closes it. */
 async function h1Raw(srv: InProcessServer, raw: string): Promise<RawAnswer> {
-  const socket = await h1Socket(srv);
-  let data = '';
-  socket.setEncoding('utf8');
-  socket.on('data', (c: string) => { data += c; });
+  const { socket, received } = await h1Connection(srv);
   const closed = new Promise((resolve) => socket.once('close', resolve));
   socket.write(raw);
   await closed;
-  return parseH1(data);
+  return parseH1(received());
 }
 
 function parseH1(data: string): RawAnswer {
@@ -74,14 +64,7 @@ function assertContractError(r: RawAnswer, status: number, code: string): void {
 test('HTTP/1.1: a request body that stalls gets 503 unavailable at the request timeout, as on HTTP/2', async () => {
   // The idle timeout is shorter than the request timeout: the stalled socket must not be dropped silently.
   const srv = await start({ idleTimeoutMs: 200, requestTimeoutMs: 1000 });
-  const socket = await h1Socket(srv);
-  let data = '';
-  socket.setEncoding('utf8');
-  socket.on('data', (c: string) => { data += c; });
-  const closed = new Promise((resolve) => socket.once('close', resolve));
-  socket.write('POST /t/echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"a":');
-  await closed;
-  const r = parseH1(data);
+  const r = await h1Raw(srv, 'POST /t/echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"a":');
   assertContractError(r, 503, 'unavailable');
   assert.match(r.head, /retry-after: \d+/i);
 
@@ -182,16 +165,14 @@ test('HTTP/2: a header block over the limit refuses that stream only; the connec
 
 test('HTTP/1.1: a pipelined request with Expect: 100-continue gets a whole answer, not one with a 100 inside it', async () => {
   const srv = await start();
-  const socket = await h1Socket(srv);
-  let data = '';
-  socket.setEncoding('utf8');
-  socket.on('data', (c: string) => { data += c; });
+  const { socket, received } = await h1Connection(srv);
   const closed = new Promise((resolve) => socket.once('close', resolve));
   // Written whole but not half-closed: node drops the pipelined requests of a client that has ended its side.
   // The TRACE's body is not read, so the server closes the connection after answering it.
   socket.write('GET /t/hello HTTP/1.1\r\nHost: x\r\n\r\n'
     + 'TRACE /t/hello HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n{}');
   await closed;
+  const data = received();
   // Every answer: a head, then exactly content-length bytes of JSON; an interim 100 only between answers.
   const answers: { status: number; json: any }[] = [];
   let at = 0;

@@ -5,12 +5,12 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http2 from 'node:http2';
 import https from 'node:https';
-import { connect as tlsConnect, TLSSocket } from 'node:tls';
+import { TLSSocket } from 'node:tls';
 import type { RouteGroup } from '../../src/http/route.js';
 import type { Policy } from '../../src/kernel/principal.js';
 import { ANONYMOUS } from '../support/anonymous-policy.js';
 import { connect, rawRequest, type TestResponse } from '../support/client.js';
-import { startInProcess, type InProcessServer } from '../support/in-process.js';
+import { h1Connect, h1Connection, startInProcess, type InProcessServer } from '../support/in-process.js';
 
 function assertError(res: TestResponse, status: number, code: string): void {
   assert.equal(res.status, status, res.text);
@@ -50,17 +50,6 @@ async function start(limits = {}) {
   const s = await startInProcess([demo], limits);
   servers.push(s);
   return s;
-}
-
-/** An HTTP/1.1 connection over TLS, with everything the server sends on it collected as text. */
-async function h1Connection(srv: InProcessServer): Promise<{ socket: TLSSocket; received: () => string }> {
-  const socket = tlsConnect({ host: '127.0.0.1', port: srv.port, ca: srv.ca, ALPNProtocols: ['http/1.1'], servername: 'localhost' });
-  socket.on('error', () => { /* the server closing on us is an outcome the tests inspect */ });
-  await new Promise((resolve) => socket.once('secureConnect', resolve));
-  let text = '';
-  socket.setEncoding('utf8');
-  socket.on('data', (c: string) => { text += c; });
-  return { socket, received: () => text };
 }
 
 test('HTTP/2 and HTTP/1.1 are served on the same port (ALPN), with the same answers', async () => {
@@ -276,8 +265,7 @@ test('rate limiting is per client: each capability id has its own bucket, anonym
 
 test('HTTP/1.1: a request head trickled slower than the request timeout is cut off (slowloris)', async () => {
   const srv = await start({ ratePerSecond: 0, requestTimeoutMs: 300, idleTimeoutMs: 10_000 });
-  const socket = tlsConnect({ host: '127.0.0.1', port: srv.port, ca: srv.ca, ALPNProtocols: ['http/1.1'], servername: 'localhost' });
-  socket.on('error', () => { /* the server cutting us off mid-write is the expected outcome */ });
+  const socket = h1Connect(srv); // the server cutting us off mid-write is the expected outcome
   await new Promise((resolve) => socket.once('secureConnect', resolve));
   socket.write('GET /t/hello/a HTTP/1.1\r\nHost: x\r\n');
   // Keep the connection busy (so the idle timeout never fires) without ever finishing the head.
@@ -311,8 +299,7 @@ test('HTTP/1.1: a closed connection is released at once, not held by its request
   const before = live();
   const n = 40;
   for (let i = 0; i < n; i++) {
-    const socket = tlsConnect({ host: '127.0.0.1', port: srv.port, ca: srv.ca, ALPNProtocols: ['http/1.1'], servername: 'localhost' });
-    socket.on('error', () => {});
+    const socket = h1Connect(srv);
     await new Promise((resolve) => socket.once('secureConnect', resolve));
     if (i % 2 === 0) {
       // Half of them ask once and wait for the answer (the deadline is armed again after it), half ask nothing.
@@ -335,8 +322,7 @@ test('connections past maxConnections are closed as they arrive; a freed place i
   const srv = await start({ ratePerSecond: 0, maxConnections: 2 });
   /** Resolves true once the TLS handshake completes, false when the connection is closed first. */
   const open = () => {
-    const socket = tlsConnect({ host: '127.0.0.1', port: srv.port, ca: srv.ca, ALPNProtocols: ['http/1.1'], servername: 'localhost' });
-    socket.on('error', () => { /* a refused connection is the outcome tested */ });
+    const socket = h1Connect(srv); // a refused connection is the outcome tested
     const up = new Promise<boolean>((resolve) => {
       socket.once('secureConnect', () => resolve(true));
       socket.once('close', () => resolve(false));

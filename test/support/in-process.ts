@@ -10,6 +10,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import type { Policy } from '../../src/kernel/principal.js';
 import { anonymousOnlyPolicy } from './anonymous-policy.js';
 import type { ServerLimits } from '../../src/http/limits.js';
@@ -62,4 +63,28 @@ export async function startInProcess(
     url: `https://127.0.0.1:${addr.port}`, port: addr.port, ca: tls.cert, tls, server, logged,
     close: () => server.drain(0),
   };
+}
+
+/**
+ * A raw HTTP/1.1 connection to `srv` over TLS (ALPN `http/1.1`, SNI `localhost`), for requests node's own
+ * client would not send. Socket errors are swallowed: the server closing on the client is what such tests
+ * inspect. `h1Socket` resolves once the handshake is done; `h1Connection` also collects what arrives.
+ */
+export function h1Connect(srv: InProcessServer): TLSSocket {
+  const socket = tlsConnect({ host: '127.0.0.1', port: srv.port, ca: srv.ca, servername: 'localhost', ALPNProtocols: ['http/1.1'] });
+  socket.on('error', () => { /* the server closing on us is an outcome the tests inspect */ });
+  return socket;
+}
+
+export function h1Socket(srv: InProcessServer): Promise<TLSSocket> {
+  const socket = h1Connect(srv);
+  return new Promise((resolve) => socket.once('secureConnect', () => resolve(socket)));
+}
+
+export async function h1Connection(srv: InProcessServer): Promise<{ socket: TLSSocket; received: () => string }> {
+  const socket = await h1Socket(srv);
+  let text = '';
+  socket.setEncoding('utf8');
+  socket.on('data', (c: string) => { text += c; });
+  return { socket, received: () => text };
 }
