@@ -13,7 +13,11 @@
  * off and on, for four query kinds: 1–3 corpus words (seeded, bench/queries.ts), titles, phrases of two
  * common words, and 300-word paragraphs. Optional peer: SQLite FTS5 (`--peers fts5`) on the same stream
  * and the same queries (plain OR; its phrases quoted) except the 300-word ones, which take it seconds
- * each (2.3 s p50 on 20,000 synthetic documents) and would make the run hours long.
+ * each (2.3 s p50 on 20,000 synthetic documents) and would make the run hours long. Optional peers where
+ * installed: Lucene (`--peers lucene`, Debian's liblucene8-java) and Xapian (`--peers xapian`, python3-xapian),
+ * fed the same stream on their standard input and the same queries, 300-word ones included
+ * (bench/peers/external.ts); each query kind is timed with the peer's own estimated total and with an
+ * exact one.
  */
 import { spawnSync } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -24,6 +28,7 @@ import { REPO_ROOT, plainQuery } from './dataset.js';
 import { fmt, memory, MB, percentile } from './measure.js';
 import { seededQueries } from './queries.js';
 import { perturbedDocs, synthDocs, type SynthDoc } from './synth-corpus.js';
+import { buildPeer, EXTERNAL_PEERS, servePeer, type ExternalPeer, type PeerServe } from './peers/external.js';
 
 /** A file (all of it, or `docs` documents: fewer, or more by perturbed passes), or `synthetic` generated documents. */
 interface Source { path?: string; docs?: number; synthetic?: number }
@@ -34,7 +39,7 @@ function docsOf(source: Source): AsyncIterable<SynthDoc> | Iterable<SynthDoc> {
 
 interface Query { kind: string; q: string }
 const PARAGRAPHS = '300 words';
-interface Timing { kind: string; snippets: boolean; ms: number[]; cpu: number[]; totals: number[] }
+interface Timing { kind: string; snippets: boolean; ms: number[]; cpu: number[]; totals: number[]; exactTotal?: boolean }
 
 export interface BuildReport {
   engine: string; docs: number; textBytes: number; buildMs: number; buildCpuMs: number; peakRss: number;
@@ -95,9 +100,13 @@ async function buildQuarry(source: Source, dir: string): Promise<BuildReport> {
   return { engine: 'quarry', docs, textBytes, buildMs, buildCpuMs, peakRss: memory().peak, segments: info.segments, files, sections };
 }
 
+/** Every engine runs every query once, untimed, before the timed passes: compiled code (V8's, the JVM's) and caches warm, as on a server that has been up a while. */
+function warmUp(queries: readonly Query[], search: (q: Query) => unknown): void {
+  for (const q of queries) search(q);
+}
+
 function time(kind: string, snippets: boolean, queries: Query[], search: (q: string) => number): Timing {
   const t: Timing = { kind, snippets, ms: [], cpu: [], totals: [] };
-  for (const { q } of queries.slice(0, 20)) search(q); // warm-up (compiled code, caches), bounded: a slow peer pays it once
   for (const { q } of queries) {
     const c0 = process.cpuUsage();
     const s = performance.now();
@@ -122,6 +131,7 @@ async function serveQuarry(dir: string, queries: Query[]): Promise<ServeReport> 
   gc();
   const rssOpen = memory().rss;
   const liveOpen = live();
+  warmUp(queries, ({ q }) => searcher.search(q, { snippets: false }));
   const timings: Timing[] = [];
   for (const snippets of [false, true]) {
     for (const kind of [...new Set(queries.map((q) => q.kind))]) {
@@ -176,8 +186,10 @@ async function serveFts5(file: string, queries: Query[]): Promise<ServeReport> {
   const openMs = performance.now() - t0;
   gc();
   const rssOpen = memory().rss;
+  const timed = queries.filter((q) => q.kind !== PARAGRAPHS);
+  warmUp(timed, (q) => stmt.all(fts5Query(q)));
   const timings: Timing[] = [];
-  for (const kind of [...new Set(queries.map((q) => q.kind))].filter((k) => k !== PARAGRAPHS)) {
+  for (const kind of [...new Set(timed.map((q) => q.kind))]) {
     timings.push(time(kind, false, queries.filter((q) => q.kind === kind), (q) => {
       const rows = stmt.all(fts5Query({ kind, q })) as { total: number }[];
       return rows.length === 0 ? 0 : rows[0]!.total;
@@ -187,6 +199,23 @@ async function serveFts5(file: string, queries: Query[]): Promise<ServeReport> {
   const rssAfter = memory().rss;
   db.close();
   return { engine: 'sqlite-fts5', openMs, rssBase, rssOpen, rssAfter, timings };
+}
+
+async function buildExternal(peer: ExternalPeer, source: Source, work: string, dir: string): Promise<BuildReport> {
+  const r = await buildPeer(peer, work, dir, docsOf(source));
+  return {
+    engine: peer.name, docs: r.docs, textBytes: r.textBytes, buildMs: r.buildMs, buildCpuMs: r.buildCpuMs, peakRss: r.peakRss,
+    segments: r.segments, files: { index: r.bytes }, sections: {},
+  };
+}
+
+/** A peer's serving report; its query kinds timed with exact totals come out as a second engine row, "<name> exact". */
+function serveExternal(peer: ExternalPeer, r: PeerServe): ServeReport[] {
+  const report = (exact: boolean): ServeReport => ({
+    engine: exact ? `${peer.name} exact` : peer.name, openMs: r.openMs, rssBase: r.rssBase, rssOpen: r.rssOpen, rssAfter: r.rssAfter,
+    timings: r.timings.filter((t) => t.exactTotal === exact).map((t) => ({ ...t, snippets: false })),
+  });
+  return [report(false), report(true)];
 }
 
 /** Queries drawn from the first 20,000 documents of the stream (seeded, the same for every engine). */
@@ -236,6 +265,32 @@ function liveCells(s: ServeReport, docs: number): string {
   return `${fmt(open, 0)} / ${fmt(after, 0)} | ${fmt(open / (docs / 1e6), 0)} / ${fmt(after / (docs / 1e6), 0)}`;
 }
 
+/** Bytes of an engine's index without its stored text (Quarry's `.sto` files; the peers store none). */
+const indexBytes = (b: BuildReport) => Object.entries(b.files).filter(([k]) => !k.endsWith('.sto')).reduce((a, [, x]) => a + x, 0);
+
+/** Quarry against each peer on the issue's figures: peer ÷ Quarry, so above 1 is Quarry ahead. */
+function versus(builds: BuildReport[], serves: ServeReport[]): string {
+  const q = builds.find((b) => b.engine === 'quarry');
+  const qs = serves.find((s) => s.engine === 'quarry');
+  if (!q || !qs) return '';
+  const pct = (s: ServeReport, kind: string, p: number) => {
+    const t = s.timings.find((x) => x.kind === kind && !x.snippets);
+    return t === undefined ? NaN : percentile([...t.ms].sort((a, b) => a - b), p);
+  };
+  const kinds = qs.timings.filter((t) => !t.snippets).map((t) => t.kind);
+  const lines = ['| peer | build MB/s: peer / quarry | index MB without stored text: peer / quarry | peak build RSS MB: peer / quarry | ' +
+    kinds.map((k) => `${k} p50 / p99 ms: peer vs quarry`).join(' | ') + ' |'];
+  lines.push(`|---|---:|---:|---:|${kinds.map(() => '---:').join('|')}|`);
+  for (const s of serves.filter((x) => x.engine !== 'quarry')) {
+    const b = builds.find((x) => s.engine.startsWith(x.engine));
+    if (!b) continue;
+    const rate = (x: BuildReport) => x.textBytes / 1e6 / (x.buildMs / 1000);
+    lines.push(`| ${s.engine} | ${fmt(rate(b), 2)} / ${fmt(rate(q), 2)} | ${fmt(indexBytes(b) / MB, 1)} / ${fmt(indexBytes(q) / MB, 1)} | ${fmt(b.peakRss / MB, 0)} / ${fmt(q.peakRss / MB, 0)} | ` +
+      kinds.map((k) => `${fmt(pct(s, k, 50), 2)} / ${fmt(pct(s, k, 99), 2)} vs ${fmt(pct(qs, k, 50), 2)} / ${fmt(pct(qs, k, 99), 2)}`).join(' | ') + ' |');
+  }
+  return lines.length > 2 ? lines.join('\n') : '';
+}
+
 function table(builds: BuildReport[], serves: ServeReport[]): string {
   const lines: string[] = [];
   lines.push('| engine | docs | text MB | build s (CPU s) | MB/s (wall) | peak build RSS MB | segments | index MB | serving RSS MB: base / open / after queries (after GC) | serving MB per 1M docs (after queries − base) | live MB above base: open / after queries | live MB per 1M docs: open / after queries |');
@@ -274,7 +329,7 @@ export async function runScale(argv: string[]): Promise<void> {
   const arg = (name: string) => { const i = argv.indexOf(`--${name}`); return i >= 0 ? argv[i + 1] : undefined; };
   const path = argv.find((a, i) => !a.startsWith('--') && !argv[i - 1]?.startsWith('--'));
   const synthetic = arg('synthetic') === undefined ? undefined : Number(arg('synthetic'));
-  if (!path && synthetic === undefined) throw new Error('usage: bench:corpus -- <corpus.jsonl> [--docs N] | --synthetic N; [--peers fts5] [--queries N] [--keep dir]');
+  if (!path && synthetic === undefined) throw new Error('usage: bench:corpus -- <corpus.jsonl> [--docs N] | --synthetic N; [--peers fts5,lucene,xapian] [--queries N] [--keep dir]');
   const docs = arg('docs') === undefined ? undefined : Number(arg('docs'));
   const source: Source = path ? (docs === undefined ? { path } : { path, docs }) : { synthetic: synthetic! };
   const peers = (arg('peers') ?? '').split(',').filter((p) => p !== '');
@@ -291,11 +346,24 @@ export async function runScale(argv: string[]): Promise<void> {
     if (peers.includes('fts5')) {
       const file = join(work, 'fts.db');
       builds.push(child<BuildReport>('build-fts5', { source, file }));
-      console.error(`scale: fts5 built in ${fmt(builds[1]!.buildMs / 1000, 1)} s`);
+      console.error(`scale: fts5 built in ${fmt(builds.at(-1)!.buildMs / 1000, 1)} s`);
       serves.push(child<ServeReport>('serve-fts5', { file, queries }));
+    }
+    for (const peer of EXTERNAL_PEERS.filter((p) => peers.includes(p.name))) {
+      const missing = peer.missing();
+      if (missing !== undefined) {
+        console.log(`# peer ${peer.name} skipped: ${missing}`);
+        continue;
+      }
+      const dir = join(work, peer.name);
+      builds.push(child<BuildReport>('build-peer', { peer: peer.name, source, work, dir }));
+      console.error(`scale: ${peer.name} built in ${fmt(builds.at(-1)!.buildMs / 1000, 1)} s`);
+      serves.push(...serveExternal(peer, await servePeer(peer, work, dir, queries)));
     }
     console.log('');
     console.log(table(builds, serves));
+    const side = versus(builds, serves);
+    if (side !== '') console.log(`\nSide by side (snippets off; Quarry's totals exact):\n\n${side}`);
     console.log('');
     console.log(`Sample queries: ${[...new Set(queries.map((q) => q.kind))].map((k) => JSON.stringify(queries.find((q) => q.kind === k)!.q.slice(0, 60))).join(', ')}`);
   } finally {
@@ -304,12 +372,13 @@ export async function runScale(argv: string[]): Promise<void> {
 }
 
 async function phase(name: string, inFile: string, outFile: string): Promise<void> {
-  const p = JSON.parse(readFileSync(inFile, 'utf8')) as { source: Source; dir: string; file: string; queries: Query[] };
+  const p = JSON.parse(readFileSync(inFile, 'utf8')) as { source: Source; dir: string; file: string; queries: Query[]; peer: string; work: string };
   let out: unknown;
   if (name === 'build-quarry') out = await buildQuarry(p.source, p.dir);
   else if (name === 'serve-quarry') out = await serveQuarry(p.dir, p.queries);
   else if (name === 'build-fts5') out = await buildFts5(p.source, p.file);
   else if (name === 'serve-fts5') out = await serveFts5(p.file, p.queries);
+  else if (name === 'build-peer') out = await buildExternal(EXTERNAL_PEERS.find((x) => x.name === p.peer)!, p.source, p.work, p.dir);
   else throw new Error(`unknown phase ${name}`);
   writeFileSync(outFile, JSON.stringify(out));
 }

@@ -1,0 +1,195 @@
+/*
+ * Lucene as a peer of the scale benchmark (bench/scale.ts), run with Debian's liblucene8-java.
+ *
+ *   java -cp <classes>:<lucene jars> LuceneScale build <dir>      documents on stdin, one per line:
+ *                                                                 title TAB text, with \\ \t \n \r escaped
+ *   java -cp <classes>:<lucene jars> LuceneScale serve <dir> <queries>   queries file: kind TAB query per line
+ *
+ * Build: one field "body" (title, newline, text) with EnglishAnalyzer (Porter stemming, English stop words
+ * removed), frequencies and positions indexed, nothing stored but the document's number; BM25 k1 1.2,
+ * b 0.75; a 256 MiB RAM buffer (Quarry's default write buffer); SerialMergeScheduler so the build runs on one
+ * thread as Quarry's does; forceMerge(1) at the end, so the index is one segment. Prints a JSON report.
+ *
+ * Serve: an MMapDirectory reader; each query parsed by the classic QueryParser with the same analyzer and OR as
+ * the default operator (a quoted query is a PhraseQuery); top 20. Every query kind is timed twice: with
+ * Lucene's default collector, which counts hits exactly only up to 1,000, and with an exact count
+ * (totalHitsThreshold = Integer.MAX_VALUE). The same warm-up as the other engines: every query once,
+ * untimed, before the timed passes. Prints a JSON report: wall and thread-CPU milliseconds and the total per query.
+ */
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+
+import org.apache.lucene.analysis.Analyzer;
+import org.apache.lucene.analysis.en.EnglishAnalyzer;
+import org.apache.lucene.document.Document;
+import org.apache.lucene.document.Field;
+import org.apache.lucene.document.StoredField;
+import org.apache.lucene.document.TextField;
+import org.apache.lucene.index.DirectoryReader;
+import org.apache.lucene.index.IndexWriter;
+import org.apache.lucene.index.IndexWriterConfig;
+import org.apache.lucene.index.SerialMergeScheduler;
+import org.apache.lucene.queryparser.classic.QueryParser;
+import org.apache.lucene.search.BooleanQuery;
+import org.apache.lucene.search.IndexSearcher;
+import org.apache.lucene.search.MatchNoDocsQuery;
+import org.apache.lucene.search.Query;
+import org.apache.lucene.search.TopScoreDocCollector;
+import org.apache.lucene.search.similarities.BM25Similarity;
+import org.apache.lucene.store.MMapDirectory;
+
+public class LuceneScale {
+  static final int TOP_K = 20;
+
+  public static void main(String[] args) throws Exception {
+    if (args.length >= 2 && args[0].equals("build")) build(Paths.get(args[1]));
+    else if (args.length >= 3 && args[0].equals("serve")) serve(Paths.get(args[1]), Paths.get(args[2]));
+    else throw new IllegalArgumentException("usage: LuceneScale build <dir> | serve <dir> <queries>");
+  }
+
+  static String unescape(String s) {
+    if (s.indexOf('\\') < 0) return s;
+    StringBuilder b = new StringBuilder(s.length());
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      if (c != '\\' || i + 1 == s.length()) { b.append(c); continue; }
+      char n = s.charAt(++i);
+      b.append(n == 't' ? '\t' : n == 'n' ? '\n' : n == 'r' ? '\r' : n);
+    }
+    return b.toString();
+  }
+
+  /** Peak and current resident set size of this process, in bytes (the kernel's VmHWM and VmRSS). */
+  static long[] memory() throws Exception {
+    long peak = 0, rss = 0;
+    for (String line : Files.readAllLines(Paths.get("/proc/self/status"))) {
+      if (line.startsWith("VmHWM:")) peak = Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
+      if (line.startsWith("VmRSS:")) rss = Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
+    }
+    return new long[] { peak, rss };
+  }
+
+  static double processCpuMs() {
+    return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime() / 1e6;
+  }
+
+  static long directoryBytes(Path dir) throws Exception {
+    try (Stream<Path> files = Files.list(dir)) {
+      return files.mapToLong(p -> p.toFile().length()).sum();
+    }
+  }
+
+  static void build(Path dir) throws Exception {
+    long t0 = System.nanoTime();
+    IndexWriterConfig config = new IndexWriterConfig(new EnglishAnalyzer());
+    config.setSimilarity(new BM25Similarity(1.2f, 0.75f));
+    config.setRAMBufferSizeMB(256);
+    config.setMergeScheduler(new SerialMergeScheduler());
+    config.setUseCompoundFile(false);
+    config.setOpenMode(IndexWriterConfig.OpenMode.CREATE);
+    long docs = 0;
+    try (MMapDirectory directory = new MMapDirectory(dir); IndexWriter writer = new IndexWriter(directory, config)) {
+      BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8), 1 << 20);
+      Document doc = new Document();
+      StoredField id = new StoredField("id", 0L);
+      TextField body = new TextField("body", "", Field.Store.NO);
+      doc.add(id);
+      doc.add(body);
+      for (String line; (line = in.readLine()) != null; ) {
+        int tab = line.indexOf('\t');
+        String title = unescape(line.substring(0, tab));
+        String text = unescape(line.substring(tab + 1));
+        id.setLongValue(docs++);
+        body.setStringValue(title.isEmpty() ? text : title + "\n" + text);
+        writer.addDocument(doc);
+      }
+      writer.forceMerge(1);
+      writer.commit();
+    }
+    long[] mem = memory();
+    System.out.println("{\"docs\":" + docs + ",\"buildMs\":" + (System.nanoTime() - t0) / 1e6 + ",\"buildCpuMs\":" + processCpuMs()
+        + ",\"peakRss\":" + mem[0] + ",\"bytes\":" + directoryBytes(dir) + ",\"segments\":1}");
+  }
+
+  static void serve(Path dir, Path queriesFile) throws Exception {
+    List<String[]> queries = new ArrayList<>();
+    for (String line : Files.readAllLines(queriesFile, StandardCharsets.UTF_8)) {
+      int tab = line.indexOf('\t');
+      if (tab > 0) queries.add(new String[] { line.substring(0, tab), line.substring(tab + 1) });
+    }
+    BooleanQuery.setMaxClauseCount(4096);
+    Analyzer analyzer = new EnglishAnalyzer();
+    System.gc();
+    long rssBase = memory()[1];
+    long t0 = System.nanoTime();
+    MMapDirectory directory = new MMapDirectory(dir);
+    DirectoryReader reader = DirectoryReader.open(directory);
+    IndexSearcher searcher = new IndexSearcher(reader);
+    searcher.setSimilarity(new BM25Similarity(1.2f, 0.75f));
+    double openMs = (System.nanoTime() - t0) / 1e6;
+    System.gc();
+    long rssOpen = memory()[1];
+    ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+    Map<String, List<String>> byKind = new LinkedHashMap<>();
+    for (String[] q : queries) byKind.computeIfAbsent(q[0], k -> new ArrayList<>()).add(q[1]);
+    Map<String, List<Query>> parsed = new LinkedHashMap<>();
+    for (Map.Entry<String, List<String>> kind : byKind.entrySet()) {
+      List<Query> list = new ArrayList<>();
+      for (String q : kind.getValue()) list.add(parse(analyzer, q));
+      parsed.put(kind.getKey(), list);
+    }
+    for (List<Query> list : parsed.values()) for (Query q : list) search(searcher, q, 1000);
+    StringBuilder timings = new StringBuilder();
+    for (int threshold : new int[] { 1000, Integer.MAX_VALUE }) {
+      for (Map.Entry<String, List<Query>> kind : parsed.entrySet()) {
+        StringBuilder ms = new StringBuilder(), cpu = new StringBuilder(), totals = new StringBuilder();
+        for (Query q : kind.getValue()) {
+          long c0 = threads.getCurrentThreadCpuTime();
+          long s = System.nanoTime();
+          long total = search(searcher, q, threshold);
+          double wall = (System.nanoTime() - s) / 1e6;
+          double used = (threads.getCurrentThreadCpuTime() - c0) / 1e6;
+          if (ms.length() > 0) { ms.append(','); cpu.append(','); totals.append(','); }
+          ms.append(wall);
+          cpu.append(used);
+          totals.append(total);
+        }
+        if (timings.length() > 0) timings.append(',');
+        timings.append("{\"kind\":\"").append(kind.getKey()).append("\",\"exactTotal\":").append(threshold == Integer.MAX_VALUE)
+            .append(",\"ms\":[").append(ms).append("],\"cpu\":[").append(cpu).append("],\"totals\":[").append(totals).append("]}");
+      }
+    }
+    System.gc();
+    long rssAfter = memory()[1];
+    reader.close();
+    directory.close();
+    System.out.println("{\"openMs\":" + openMs + ",\"rssBase\":" + rssBase + ",\"rssOpen\":" + rssOpen + ",\"rssAfter\":" + rssAfter
+        + ",\"timings\":[" + timings + "]}");
+  }
+
+  /** The classic query parser, OR by default; a query the analyzer empties (stop words only) matches nothing. */
+  static Query parse(Analyzer analyzer, String q) throws Exception {
+    QueryParser parser = new QueryParser("body", analyzer);
+    boolean phrase = q.length() > 1 && q.startsWith("\"") && q.endsWith("\"");
+    String text = phrase ? "\"" + QueryParser.escape(q.substring(1, q.length() - 1)) + "\"" : QueryParser.escape(q);
+    Query parsed = parser.parse(text);
+    return parsed == null ? new MatchNoDocsQuery() : parsed;
+  }
+
+  static long search(IndexSearcher searcher, Query q, int threshold) throws Exception {
+    TopScoreDocCollector collector = TopScoreDocCollector.create(TOP_K, threshold);
+    searcher.search(q, collector);
+    return collector.topDocs().totalHits.value;
+  }
+}
