@@ -557,6 +557,10 @@ export class BlockPostingsCursor implements PostingsCursor {
     return lo < this.nBlocks ? last[lo]! : NO_MORE_DOCS;
   }
 
+  shallowBlock(): number {
+    return this.shallow;
+  }
+
   blockMaxFreq(): number {
     return this.shallow < this.nBlocks ? this.blockMaxF[this.shallow]! : 0;
   }

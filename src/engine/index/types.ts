@@ -64,6 +64,8 @@ export interface PostingsCursor {
    * any BM25 score in the block from above.
    */
   shallowAdvance(target: number): number;
+  /** The index of the block `shallowAdvance` moved to (blocks hold BLOCK_SIZE postings each, the last one the rest). */
+  shallowBlock(): number;
   blockMaxFreq(): number;
   blockMinLength(): number;
   /** Largest term frequency / smallest document length over the whole list: a term-wide upper bound. */

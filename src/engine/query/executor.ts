@@ -36,7 +36,7 @@ import {
 } from './iterators.js';
 import type { LogicalQuery, ScoringNode, TermNode } from './logical.js';
 import { topKDisjunction, type TermScorer } from './maxscore.js';
-import type { Snapshot } from './snapshot.js';
+import { kthBound, type BlockBounds, type Snapshot } from './snapshot.js';
 
 /**
  * A disjunction is accumulated (accumulate.ts) rather than run by MaxScore + bitset count when its
@@ -47,6 +47,12 @@ export const ACCUMULATE_DENSITY = 0.05;
 
 /** A `site:` filter leads the walk instead of filtering MaxScore's candidates when it is this much cheaper. */
 export const SITE_LEAD_RATIO = 8;
+
+/**
+ * The leader walk computes a term's exact block bounds (Snapshot.blockBounds) when its candidates number at
+ * least 1/LEADER_BOUNDS_RATIO of the term's postings: a walk led by a rare term touches few blocks.
+ */
+export const LEADER_BOUNDS_RATIO = 8;
 
 /** The leader walk checks the search's deadline once per this many candidates (a power of two). */
 const CANDIDATES_PER_CHECK = 1024;
@@ -97,7 +103,7 @@ interface Weight {
 interface OpenClause {
   node: ScoringNode;
   it: DocIterator;
-  terms: { id: number; cursor: PostingsCursor }[];
+  terms: { id: number; term: string; cursor: PostingsCursor }[];
 }
 
 export function execute(snap: Snapshot, logical: LogicalQuery, k: number): Execution {
@@ -119,14 +125,36 @@ export function execute(snap: Snapshot, logical: LogicalQuery, k: number): Execu
   }
   const weight: Weight = { ids, weights: Float64Array.from(w) };
   const collector = k > 0 ? new TopK(k) : undefined;
+  const floor = collector ? scoreFloor(snap, q, k) : -Infinity;
   const stamps = new Int32Array(w.length).fill(-1);
   let total = 0;
   for (const seg of snap.segments) {
     if (seg.liveDocs === 0) continue;
     checkDeadline();
-    total += executeSegment(snap, seg, q, weight, collector, stamps);
+    total += executeSegment(snap, seg, q, weight, collector, stamps, floor);
   }
   return { total, top: collector ? collector.sorted() : [] };
+}
+
+/**
+ * A score the k-th best hit is known to reach before any document is scored, or -Infinity. In a query
+ * with no required clause, no filter and no exclusion, a document with an optional term matches, so the
+ * k-th largest of a term's attained block bounds over all segments (Snapshot.blockBounds, kthBound) is
+ * reached by k matching documents. Only bounds already kept are read: the segments compute them.
+ */
+function scoreFloor(snap: Snapshot, q: BoundQuery, k: number): number {
+  if (q.must.length > 0 || q.mustNot.length > 0 || q.siteMust.length > 0 || q.siteShould.length > 0 || q.siteMustNot.length > 0) return -Infinity;
+  let floor = -Infinity;
+  for (const n of q.should) {
+    if (n.kind !== 'term') continue;
+    const kept: BlockBounds[] = [];
+    for (const seg of snap.segments) {
+      const b = seg.liveDocs > 0 ? snap.blockBounds(seg, n.term, false) : undefined;
+      if (b) kept.push(b);
+    }
+    if (kept.length > 0) floor = Math.max(floor, kthBound(kept, k));
+  }
+  return floor;
 }
 
 const nodeTerms = (n: ScoringNode): string[] => (n.kind === 'term' ? [n.term] : n.terms);
@@ -135,7 +163,7 @@ function openNode(seg: SegmentReader, n: ScoringNode, weight: Weight): OpenClaus
   if (n.kind === 'term') {
     const cursor = seg.postings(n.term);
     if (!cursor) return undefined;
-    return { node: n, it: new TermIterator(cursor), terms: [{ id: weight.ids.get(n.term) ?? -1, cursor }] };
+    return { node: n, it: new TermIterator(cursor), terms: [{ id: weight.ids.get(n.term) ?? -1, term: n.term, cursor }] };
   }
   // one cursor per distinct term; slots map each phrase offset to its term's cursor
   const distinct: string[] = [];
@@ -167,7 +195,7 @@ function openNode(seg: SegmentReader, n: ScoringNode, weight: Weight): OpenClaus
     if (!c) return undefined;
     cursors.push(c);
   }
-  const terms = distinct.map((t, i) => ({ id: weight.ids.get(t) ?? -1, cursor: cursors[i]! }));
+  const terms = distinct.map((t, i) => ({ id: weight.ids.get(t) ?? -1, term: t, cursor: cursors[i]! }));
   return { node: n, it: n.terms.length === 1 ? new TermIterator(cursors[0]!) : new PhraseIterator(cursors, slots, grams, exact), terms };
 }
 
@@ -230,11 +258,16 @@ function open(seg: SegmentReader, q: BoundQuery, weight: Weight): Opened | undef
 
 function executeSegment(
   snap: Snapshot, seg: SegmentReader, q: BoundQuery, weight: Weight, collector: TopK | undefined, stamps: Int32Array,
+  floor: number,
 ): number {
   const opened = open(seg, q, weight);
   if (!opened) return 0;
   const scorersOf = (clauses: OpenClause[]): TermScorer[] =>
     clauses.map((c) => ({ cursor: c.terms[0]!.cursor, weight: weight.weights[c.terms[0]!.id]! }));
+  // pruning reads block bounds; the exact ones of frequent terms prune where the index's own cannot.
+  // Score-only terms never propose a candidate, so their bounds are used when kept but not computed.
+  const boundedScorersOf = (clauses: OpenClause[], compute: boolean): TermScorer[] =>
+    scorersOf(clauses).map((s, i) => ({ ...s, bounds: snap.blockBounds(seg, clauses[i]!.terms[0]!.term, compute) }));
   const siteCost = opened.siteFilters.reduce((m, f) => Math.min(m, f.cost), Infinity);
   const termsOnly = q.must.every((n) => n.kind === 'term') && q.should.every((n) => n.kind === 'term');
   const dense = (cost: number) => cost >= seg.maxDoc * ACCUMULATE_DENSITY;
@@ -270,7 +303,7 @@ function executeSegment(
           for (const e of fresh.exclusions) if (matchesAt(e, doc)) return false;
           return true;
         };
-        topKDisjunction(seg, scorersOf(fresh.should), scorersOf(fresh.scoreOnly), accept, collector, snap.bm25, snap.norms(seg));
+        topKDisjunction(seg, boundedScorersOf(fresh.should, true), boundedScorersOf(fresh.scoreOnly, false), accept, collector, snap.bm25, snap.norms(seg), floor);
       }
       return total;
     }
@@ -297,7 +330,10 @@ function leaderWalk(
   // hold the candidate bounds its score; it holds up to the nearest of those blocks' ends (`windowEnd`)
   const bounded = new Map<number, OpenClause['terms'][number]>();
   for (const c of scoring) for (const t of c.terms) if (t.id >= 0 && !bounded.has(t.id)) bounded.set(t.id, t);
-  const boundTerms = [...bounded.values()];
+  // exact block bounds are computed for a term only when the walk's candidates are many next to its postings
+  const boundTerms = [...bounded.values()].map((t) => ({
+    ...t, exact: collector ? snap.blockBounds(seg, t.term, leader.cost * LEADER_BOUNDS_RATIO >= t.cursor.docFreq) : undefined,
+  }));
   let windowEnd = -1;
   let windowBound = Infinity;
   let count = 0;
@@ -317,7 +353,7 @@ function leaderWalk(
         for (const t of boundTerms) {
           const end = t.cursor.shallowAdvance(doc);
           if (end === NO_MORE_DOCS) continue; // no posting at or after doc: contributes nothing
-          windowBound += snap.bm25.score(weights[t.id]!, t.cursor.blockMaxFreq(), t.cursor.blockMinLength());
+          windowBound += t.exact !== undefined ? t.exact.perBlock[t.cursor.shallowBlock()]! : snap.bm25.score(weights[t.id]!, t.cursor.blockMaxFreq(), t.cursor.blockMinLength());
           if (end < windowEnd) windowEnd = end;
         }
       }

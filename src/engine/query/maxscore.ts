@@ -1,10 +1,11 @@
 /**
  * Top-k of a disjunction of terms by block-max MaxScore (Turtle & Flood's MaxScore, with Lucene's
  * per-window block bounds). The doc-id space is cut into windows that end at the nearest block boundary of
- * any term; within a window each term's bound is its block's maximum contribution — the contribution of
- * (block max tf, block min length), a true upper bound of every integer contribution in the block
- * (rank/bm25.ts). Terms sorted by bound, the longest prefix whose bounds sum to less than the collector's
- * threshold is *non-essential*: a document matching only those cannot enter the top k, so candidates come
+ * any term; within a window each term's bound is its block's maximum contribution: the exact one when the
+ * snapshot keeps the term's block bounds (Snapshot.blockBounds), else the contribution of (block max tf,
+ * block min length), a true upper bound of every integer contribution in the block (rank/bm25.ts). Terms
+ * sorted by bound, the longest prefix whose bounds sum to less than the collector's threshold is
+ * *non-essential*: a document matching only those cannot enter the top k, so candidates come
  * from the essential terms alone, and non-essential terms are only advanced to a candidate, highest bound
  * first, until the remaining bounds cannot lift it to the threshold. A window whose whole sum is below the
  * threshold is skipped without decoding a document.
@@ -17,22 +18,26 @@
 import { NO_MORE_DOCS, type PostingsCursor, type SegmentReader } from '../index/types.js';
 import type { Bm25 } from '../rank/bm25.js';
 import type { TopK } from './collector.js';
+import type { BlockBounds } from './snapshot.js';
 import { checkDeadline } from './deadline.js';
 
 export interface TermScorer {
   cursor: PostingsCursor;
   weight: number;
+  /** The exact largest contribution per block of the cursor's postings (Snapshot.blockBounds), when kept. */
+  bounds?: BlockBounds | undefined;
 }
 
 /**
  * Offers to `collector` every document matching one of `optional` (that `accept`s, when given) whose score
  * could enter it, with its exact score over `optional` and `scoreOnly`. `accept` is called with increasing
  * doc numbers and says whether a candidate passes the filters (liveness included); without it every
- * document is live and unfiltered.
+ * document is live and unfiltered. `floor` is a score the final k-th best is known to reach (executor.ts:
+ * from attained block bounds): pruning starts from it instead of from an empty collector's -Infinity.
  */
 export function topKDisjunction(
   seg: SegmentReader, optional: TermScorer[], scoreOnly: TermScorer[], accept: ((doc: number) => boolean) | undefined,
-  collector: TopK, bm25: Bm25, norms: Float64Array,
+  collector: TopK, bm25: Bm25, norms: Float64Array, floor = -Infinity,
 ): void {
   // score-only scorers first: the window order below keeps them ahead of every optional one
   const scorers = [...scoreOnly, ...optional];
@@ -42,6 +47,7 @@ export function topKDisjunction(
   const order = Array.from({ length: n }, (_, i) => i);
   const allCursors = scorers.map((s) => s.cursor);
   const allWeights = Float64Array.from(scorers, (s) => s.weight);
+  const allBounds = scorers.map((s) => s.bounds);
   const bounds = new Float64Array(n);
   const cursors: PostingsCursor[] = allCursors.slice();
   const weights = new Float64Array(n);
@@ -65,7 +71,8 @@ export function topKDisjunction(
       if (end === NO_MORE_DOCS) {
         bounds[i] = 0;
       } else {
-        bounds[i] = bm25.score(allWeights[i]!, c.blockMaxFreq(), c.blockMinLength());
+        const exact = allBounds[i];
+        bounds[i] = exact !== undefined ? exact.perBlock[c.shallowBlock()]! : bm25.score(allWeights[i]!, c.blockMaxFreq(), c.blockMinLength());
         if (end < windowEnd) windowEnd = end;
         if (i >= fixed) candidates = true;
       }
@@ -81,7 +88,7 @@ export function topKDisjunction(
       prefix[i] = acc += bounds[o]!;
     }
 
-    let t = collector.minCompetitive;
+    let t = Math.max(collector.minCompetitive, floor);
     let e = firstEssential(t);
     while (e < n) {
       let doc = NO_MORE_DOCS;

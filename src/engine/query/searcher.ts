@@ -98,6 +98,11 @@ export interface SearcherOptions {
    * COMMON_TERM_RATIO, the default); 1 (or more) turns the common-terms rule off.
    */
   commonTermRatio?: number;
+  /**
+   * INTERNAL (tests): the postings a term needs in a segment for exact block bounds (snapshot.ts
+   * BLOCK_BOUNDS_MIN_POSTINGS, the default); tests lower it so that small corpora take that path.
+   */
+  blockBoundsMinPostings?: number;
   /** Bytes the snapshot's files take on disk, reported by stats(). Default 0. */
   bytes?: number;
   /**
@@ -141,7 +146,7 @@ class SnapshotSearcher implements Searcher {
   private hostCounts: Map<string, number> | undefined;
 
   constructor(private readonly segments: SegmentReader[], readonly generation: number, options: SearcherOptions) {
-    this.snap = new Snapshot(segments, options.scoring ?? 'int', options.plan ?? 'auto', options.commonTermRatio);
+    this.snap = new Snapshot(segments, options.scoring ?? 'int', options.plan ?? 'auto', options.commonTermRatio, options.blockBoundsMinPostings);
     this.docCount = this.snap.docCount;
     this.bytes = options.bytes ?? 0;
     this.dictionaryBase = options.dictionaryFrom;

@@ -4,9 +4,10 @@
  *   N = live documents, avgdl = Σ live lengths / N,
  *   df(t) = live documents containing t — exact even with deletes: for a segment with deletes its live
  *   postings are counted once and cached for the snapshot's life.
- * Also caches each segment's live-document bitset (for exact counting) when it has deletes.
+ * Also caches each segment's live-document bitset (for exact counting) when it has deletes, the bitsets
+ * of common terms, and the exact per-block score bounds of frequent terms.
  */
-import { NO_MORE_DOCS, type SegmentReader } from '../index/types.js';
+import { BLOCK_SIZE, NO_MORE_DOCS, type SegmentReader } from '../index/types.js';
 import { Bm25, type ScoringMode } from '../rank/bm25.js';
 
 /** Most per-term df values a snapshot caches (each is a few bytes; bounds a flood of distinct terms). */
@@ -32,6 +33,47 @@ export const COMMON_TERM_RATIO = 0.3;
  */
 export const TERM_BITS_CACHE_BYTES = 64 * 1024 * 1024;
 
+/**
+ * A term gets exact per-block score bounds (`blockBounds`) in a segment where it has at least this many
+ * postings: below it the index's own bounds (block max tf, block min length) prune well enough, and
+ * computing them would cost a rare term's first query more than they save.
+ */
+export const BLOCK_BOUNDS_MIN_POSTINGS = 16 * BLOCK_SIZE;
+
+/** Bytes of per-block score bounds a snapshot keeps: 16 bytes per block of 128 postings, ~1/20 of the postings' own size. */
+export const BLOCK_BOUNDS_CACHE_BYTES = 32 * 1024 * 1024;
+
+/** A term's exact per-block score bounds in one segment (Snapshot.blockBounds). */
+export interface BlockBounds {
+  /** Per block of the term's postings (BLOCK_SIZE each), the largest contribution to a live document of it. */
+  readonly perBlock: Float64Array;
+  /** The same values, largest first. */
+  readonly descending: Float64Array;
+}
+
+/**
+ * A score that k distinct live documents reach or pass by this term alone: the k-th largest of the block
+ * bounds of the term in the given segments (each bound is attained by a document of its block), so the
+ * k-th best score of a query in which the term alone makes a match is at least it. -Infinity when fewer
+ * than k blocks hold a live document.
+ */
+export function kthBound(perSegment: readonly BlockBounds[], k: number): number {
+  if (k < 1) return -Infinity;
+  // the k largest of several descending lists: merge their heads
+  const heads = new Int32Array(perSegment.length);
+  let v = 0;
+  for (let taken = 0; taken < k; taken++) {
+    let best = -1;
+    for (let i = 0; i < perSegment.length; i++) {
+      const d = perSegment[i]!.descending;
+      if (heads[i]! < d.length && (best < 0 || d[heads[i]!]! > perSegment[best]!.descending[heads[best]!]!)) best = i;
+    }
+    if (best < 0) return -Infinity;
+    v = perSegment[best]!.descending[heads[best]!++]!;
+  }
+  return v > 0 ? v : -Infinity;
+}
+
 export class Snapshot {
   readonly docCount: number;
   readonly lengthSum: number;
@@ -41,10 +83,13 @@ export class Snapshot {
   private readonly normsCache = new Map<SegmentReader, Float64Array>();
   private readonly termBitsCache = new Map<SegmentReader, Map<string, Uint32Array>>();
   private termBitsBytes = 0;
+  private readonly blockBoundsCache = new Map<SegmentReader, Map<string, BlockBounds>>();
+  private blockBoundsBytes = 0;
 
   constructor(
     readonly segments: readonly SegmentReader[], mode: ScoringMode, readonly plan: DisjunctionPlan = 'auto',
     readonly commonTermRatio: number = COMMON_TERM_RATIO,
+    readonly blockBoundsMinPostings: number = BLOCK_BOUNDS_MIN_POSTINGS,
   ) {
     let n = 0;
     let sum = 0;
@@ -119,6 +164,49 @@ export class Snapshot {
     perSegment.set(term, bits);
     this.termBitsBytes += 4 * words;
     return bits;
+  }
+
+  /**
+   * The exact largest contribution of `term` (with its weight in this snapshot) to a live document of
+   * each of its blocks in `s`, 0 for a block without one: the same float64 operations and rounding as
+   * the scoring loops, so each is the largest of the very numbers they add, and some live document of
+   * the block attains it. The index's own block bound combines the block's largest tf with its shortest
+   * document, which for a word in most documents (some long document with many occurrences, some short
+   * one) is near the term's ceiling in every block and prunes nothing; these bounds let block-max
+   * MaxScore and the leader walk skip every block that holds no top-k candidate, and, being attained,
+   * give MaxScore a starting threshold (`kthBound`). Computed on first use by one pass over the postings
+   * and kept for the snapshot's life (its N, avgdl and deletes fix every score), for terms with
+   * `blockBoundsMinPostings` (BLOCK_BOUNDS_MIN_POSTINGS) postings or more while BLOCK_BOUNDS_CACHE_BYTES allows; undefined otherwise.
+   * `compute` false returns them only when already kept: for a walk that visits few of the term's blocks.
+   */
+  blockBounds(s: SegmentReader, term: string, compute = true): BlockBounds | undefined {
+    let perSegment = this.blockBoundsCache.get(s);
+    let bounds = perSegment?.get(term);
+    if (bounds || !compute) return bounds;
+    const df = s.docFreq(term);
+    if (df < this.blockBoundsMinPostings || df === 0) return undefined;
+    const blocks = Math.ceil(df / BLOCK_SIZE);
+    if (this.blockBoundsBytes + 16 * blocks > BLOCK_BOUNDS_CACHE_BYTES) return undefined;
+    const perBlock = new Float64Array(blocks);
+    const weight = this.bm25.weight(this.df(term));
+    const norms = this.norms(s);
+    const round = this.bm25.round;
+    const allLive = s.liveDocs === s.maxDoc;
+    const c = s.postings(term)!;
+    let i = 0;
+    for (let d = c.nextDoc(); d !== NO_MORE_DOCS; d = c.nextDoc(), i++) {
+      if (!allLive && !s.isLive(d)) continue;
+      const tf = c.freq();
+      const x = (weight * tf) / (tf + norms[d]!); // rank/bm25.ts Bm25.score, with norm(dl) from the table
+      const score = round ? Math.round(x) : x;
+      const b = (i / BLOCK_SIZE) | 0;
+      if (score > perBlock[b]!) perBlock[b] = score;
+    }
+    bounds = { perBlock, descending: perBlock.slice().sort().reverse() };
+    if (!perSegment) this.blockBoundsCache.set(s, (perSegment = new Map()));
+    perSegment.set(term, bounds);
+    this.blockBoundsBytes += 16 * blocks;
+    return bounds;
   }
 
   /** Bit d set when doc d is live; undefined when every doc of the segment is. */

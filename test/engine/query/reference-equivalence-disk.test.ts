@@ -49,8 +49,10 @@ test('the engine over the on-disk index equals the reference evaluator', async (
         assert.equal(auto.docCount, live.length);
         const segments = [...index.snapshot().segments];
         const forced = (['maxscore', 'accumulate'] as const).map((plan) => createSearcher(segments, auto.generation, { plan, commonTermRatio: ratio }));
-        for (const q of queries) for (const searcher of [auto, ...forced]) {
-          const want = referenceSearch(live, q, searcher === auto ? REFERENCE_COMMON_RATIO : ratio);
+        // exact block bounds for every term, searched twice (computed, then also the floor they give)
+        const bounded = createSearcher(segments, auto.generation, { plan: 'maxscore', blockBoundsMinPostings: 1 });
+        for (const q of queries) for (const searcher of [auto, ...forced, bounded, bounded]) {
+          const want = referenceSearch(live, q, searcher === auto || searcher === bounded ? REFERENCE_COMMON_RATIO : ratio);
           const all = searcher.search(q, { pageSize: 1000, snippets: false });
           assert.equal(all.total, want.total, `total of ${q}`);
           assert.equal(all.phraseExact, want.phraseExact, `phraseExact of ${q}`);
@@ -82,9 +84,10 @@ test('the engine over the on-disk index equals the reference on corpora with man
         const auto = index.searcher() as Searcher;
         const segments = [...index.snapshot().segments];
         const forced = (['maxscore', 'accumulate'] as const).map((plan) => createSearcher(segments, auto.generation, { plan, commonTermRatio: ratio }));
+        const bounded = createSearcher(segments, auto.generation, { plan: 'maxscore', blockBoundsMinPostings: 1 });
         for (const q of queries) {
-          for (const searcher of [auto, ...forced]) {
-            const want = referenceSearch(live, q, searcher === auto ? REFERENCE_COMMON_RATIO : ratio);
+          for (const searcher of [auto, ...forced, bounded, bounded]) {
+            const want = referenceSearch(live, q, searcher === auto || searcher === bounded ? REFERENCE_COMMON_RATIO : ratio);
             const got = searcher.search(q, { pageSize, snippets: false });
             assert.equal(got.total, want.total, `total of ${q}`);
             assert.deepEqual(got.hits.map((h) => [h.cid, h.score]), want.hits.slice(0, pageSize).map((h) => [h.cid, h.score]), `hits of ${q}`);

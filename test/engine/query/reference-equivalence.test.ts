@@ -19,16 +19,24 @@ import { REFERENCE_COMMON_RATIO, referenceSearch } from './reference.js';
  */
 const ratioArb = fc.constantFrom(REFERENCE_COMMON_RATIO, 0.1, 0.5, 0.7, 1);
 
-/** Checks every disjunction plan: the automatic choice and each one forced. */
+/**
+ * Checks every disjunction plan: the automatic choice and each one forced; then the automatic one with
+ * exact block bounds for every term (Snapshot.blockBounds, which real corpora give only frequent terms),
+ * twice: the first search computes the bounds, the second also starts pruning from the floor they give.
+ */
 function check(segments: MemorySegment[], live: StoredDocument[], q: string, pageSize: number, page: number, ratio: number): void {
   const want = referenceSearch(live, q, ratio);
   const expected = want.hits.slice(page * pageSize, (page + 1) * pageSize);
-  for (const plan of ['auto', 'maxscore', 'accumulate'] as const) {
-    const searcher = createSearcher(segments, 1, { plan, commonTermRatio: ratio });
+  const bounded = createSearcher(segments, 1, { plan: 'maxscore', commonTermRatio: ratio, blockBoundsMinPostings: 1 });
+  const runs = [
+    ...(['auto', 'maxscore', 'accumulate'] as const).map((plan) => ({ name: plan, searcher: createSearcher(segments, 1, { plan, commonTermRatio: ratio }) })),
+    { name: 'block bounds', searcher: bounded }, { name: 'block bounds, again', searcher: bounded },
+  ];
+  for (const { name, searcher } of runs) {
     const got = searcher.search(q, { page, pageSize, snippets: false });
-    assert.equal(got.total, want.total, `total of ${q} (${plan})`);
-    assert.equal(got.phraseExact, want.phraseExact, `phraseExact of ${q} (${plan})`);
-    assert.deepEqual(got.hits.map((h) => [h.cid, h.score]), expected.map((h) => [h.cid, h.score]), `hits of ${q} page ${page}/${pageSize} (${plan})`);
+    assert.equal(got.total, want.total, `total of ${q} (${name})`);
+    assert.equal(got.phraseExact, want.phraseExact, `phraseExact of ${q} (${name})`);
+    assert.deepEqual(got.hits.map((h) => [h.cid, h.score]), expected.map((h) => [h.cid, h.score]), `hits of ${q} page ${page}/${pageSize} (${name})`);
   }
 }
 

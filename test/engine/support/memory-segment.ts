@@ -48,6 +48,7 @@ class MemoryCursor implements PostingsCursor {
     if (b >= nBlocks) return NO_MORE_DOCS;
     return this.list[Math.min((b + 1) * BLOCK_SIZE, this.list.length) - 1]!.doc;
   }
+  shallowBlock(): number { return this.block; }
   private blockSlice(): Posting[] { return this.list.slice(this.block * BLOCK_SIZE, (this.block + 1) * BLOCK_SIZE); }
   blockMaxFreq(): number { return Math.max(...this.blockSlice().map((p) => p.freq)); }
   blockMinLength(): number { return Math.min(...this.blockSlice().map((p) => this.lengths[p.doc]!)); }
