@@ -1,11 +1,11 @@
-/** A least-recently-used map from numbers to values, bounded by the values' total size in bytes. */
-export class LruCache<V> {
-  private readonly map = new Map<number, V>();
+/** A least-recently-used map from keys (numbers by default) to values, bounded by the values' total size in bytes. */
+export class LruCache<V, K = number> {
+  private readonly map = new Map<K, V>();
   private bytes = 0;
 
   constructor(readonly maxBytes: number, private readonly sizeOf: (v: V) => number) {}
 
-  get(key: number): V | undefined {
+  get(key: K): V | undefined {
     const hit = this.map.get(key);
     if (hit !== undefined) {
       // Map iteration order is insertion order: re-inserting makes it the most recent.
@@ -16,7 +16,7 @@ export class LruCache<V> {
   }
 
   /** Stores `value`, then evicts the least recent entries while over the bound (keeping at least one). */
-  set(key: number, value: V): void {
+  set(key: K, value: V): void {
     const old = this.map.get(key);
     if (old !== undefined) {
       this.map.delete(key);
@@ -32,7 +32,7 @@ export class LruCache<V> {
   }
 
   /** Drops the entries with keys in [lo, hi). */
-  dropRange(lo: number, hi: number): void {
+  dropRange(this: LruCache<V, number>, lo: number, hi: number): void {
     for (const [k, v] of this.map) {
       if (k >= lo && k < hi) {
         this.map.delete(k);

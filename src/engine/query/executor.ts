@@ -284,10 +284,15 @@ function executeSegment(
     let shouldCost = 0;
     for (const c of opened.should) shouldCost += c.it.cost;
     if (siteCost * SITE_LEAD_RATIO >= shouldCost) {
-      // common terms are counted from their cached bitsets: only the others' postings make counting dense
+      // frequent terms are counted from their cached bitsets, so their postings cost the count nothing;
+      // they leave the cost that chooses accumulation when MaxScore need not decode them either: a word
+      // in most documents, or one with exact block bounds (Snapshot.blockBounds) to skip its blocks by
       const bitsets = opened.should.map((c) => snap.termBits(seg, (c.node as TermNode).term));
       let countCost = 0;
-      opened.should.forEach((c, i) => { if (!bitsets[i]) countCost += c.it.cost; });
+      opened.should.forEach((c, i) => {
+        const skippable = bitsets[i] !== undefined && (c.it.cost > snap.commonTermRatio * seg.maxDoc || c.it.cost >= snap.blockBoundsMinPostings);
+        if (!skippable) countCost += c.it.cost;
+      });
       if (snap.plan === 'accumulate' || (snap.plan === 'auto' && dense(countCost))) {
         return accumulateTerms(seg, [], scorersOf(opened.should), scorersOf(opened.scoreOnly), opened.siteFilters,
           opened.exclusions, snap.liveBits(seg), collector, snap.bm25, snap.norms(seg));
