@@ -1,8 +1,8 @@
 /*
  * Lucene as a peer of the scale benchmark (bench/scale.ts), run with Debian's liblucene8-java.
  *
- *   java -cp <classes>:<lucene jars> LuceneScale build <dir>      documents on stdin, one per line:
- *                                                                 title TAB text, with \\ \t \n \r escaped
+ *   java -cp <classes>:<lucene jars> LuceneScale build <dir>      documents on stdin as JSON lines:
+ *                                                                 {"title": ..., "text": ...}
  *   java -cp <classes>:<lucene jars> LuceneScale serve <dir> <queries>   queries file: kind TAB query per line
  *
  * Build: one field "body" (title, newline, text) with EnglishAnalyzer (Porter stemming, English stop words
@@ -58,15 +58,49 @@ public class LuceneScale {
     else throw new IllegalArgumentException("usage: LuceneScale build <dir> | serve <dir> <queries>");
   }
 
-  static String unescape(String s) {
-    if (s.indexOf('\\') < 0) return s;
-    StringBuilder b = new StringBuilder(s.length());
-    for (int i = 0; i < s.length(); i++) {
-      char c = s.charAt(i);
-      if (c != '\\' || i + 1 == s.length()) { b.append(c); continue; }
-      char n = s.charAt(++i);
-      b.append(n == 't' ? '\t' : n == 'n' ? '\n' : n == 'r' ? '\r' : n);
+  /**
+   * The string members of one JSON object on one line (the bench writes {"title","text"}): a small parser,
+   * so that Lucene's build pays for reading JSON as Quarry's does. Other member types are not expected.
+   */
+  static Map<String, String> parseObject(String line) {
+    Map<String, String> out = new LinkedHashMap<>();
+    int[] at = { line.indexOf('{') + 1 };
+    while (true) {
+      skipSpace(line, at);
+      if (line.charAt(at[0]) == '}') return out;
+      String key = parseString(line, at);
+      skipSpace(line, at);
+      at[0]++; // ':'
+      skipSpace(line, at);
+      out.put(key, parseString(line, at));
+      skipSpace(line, at);
+      if (line.charAt(at[0]) == ',') at[0]++;
     }
+  }
+
+  static void skipSpace(String s, int[] at) {
+    while (Character.isWhitespace(s.charAt(at[0]))) at[0]++;
+  }
+
+  static String parseString(String s, int[] at) {
+    int i = at[0] + 1; // past the opening quote
+    StringBuilder b = new StringBuilder();
+    while (true) {
+      char c = s.charAt(i++);
+      if (c == '"') break;
+      if (c != '\\') { b.append(c); continue; }
+      char e = s.charAt(i++);
+      switch (e) {
+        case 'n': b.append('\n'); break;
+        case 't': b.append('\t'); break;
+        case 'r': b.append('\r'); break;
+        case 'b': b.append('\b'); break;
+        case 'f': b.append('\f'); break;
+        case 'u': b.append((char) Integer.parseInt(s.substring(i, i + 4), 16)); i += 4; break;
+        default: b.append(e); // " \ /
+      }
+    }
+    at[0] = i;
     return b.toString();
   }
 
@@ -107,9 +141,9 @@ public class LuceneScale {
       doc.add(id);
       doc.add(body);
       for (String line; (line = in.readLine()) != null; ) {
-        int tab = line.indexOf('\t');
-        String title = unescape(line.substring(0, tab));
-        String text = unescape(line.substring(tab + 1));
+        Map<String, String> d = parseObject(line);
+        String title = d.getOrDefault("title", "");
+        String text = d.getOrDefault("text", "");
         id.setLongValue(docs++);
         body.setStringValue(title.isEmpty() ? text : title + "\n" + text);
         writer.addDocument(doc);

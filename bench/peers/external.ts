@@ -1,15 +1,15 @@
 /**
  * The scale benchmark's peers that are not JavaScript: Lucene (Debian's liblucene8-java, through
  * bench/peers/LuceneScale.java) and Xapian (Debian's python3-xapian, through bench/peers/xapian_scale.py).
- * Each is a program with two commands, `build <dir>` (documents on stdin, one per line: title TAB text, with
- * backslash, tab, newline and carriage return escaped) and `serve <dir> <queries file>` (kind TAB query per
- * line), and prints one JSON report on stdout. A peer that is not installed is reported and skipped.
+ * Each is a program with two commands, `build <dir>` (documents on stdin as JSON lines, {"title","text"}:
+ * each peer parses JSON as Quarry's build does) and `serve <dir> <queries file>` (kind TAB query per line),
+ * and prints one JSON report on stdout. A peer that is not installed is reported and skipped.
  *
  * Both peers get each query lowercased, so that their parsers' operator words (AND, OR, NOT) stay words, as
  * they are for Quarry.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { once } from 'node:events';
 import { REPO_ROOT } from '../dataset.js';
@@ -42,9 +42,11 @@ const lucene: ExternalPeer = {
   command(work) {
     const classes = join(work, 'lucene-classes');
     const classpath = [classes, ...luceneJars()].join(':');
-    if (!existsSync(join(classes, 'LuceneScale.class'))) {
+    const source = join(REPO_ROOT, 'bench', 'peers', 'LuceneScale.java');
+    const compiled = join(classes, 'LuceneScale.class');
+    if (!existsSync(compiled) || statSync(compiled).mtimeMs < statSync(source).mtimeMs) {
       mkdirSync(classes, { recursive: true });
-      const r = spawnSync('javac', ['-cp', classpath, '-d', classes, join(REPO_ROOT, 'bench', 'peers', 'LuceneScale.java')], { stdio: 'inherit' });
+      const r = spawnSync('javac', ['-cp', classpath, '-d', classes, source], { stdio: 'inherit' });
       if (r.status !== 0) throw new Error('scale: javac LuceneScale.java failed');
     }
     return ['java', '-Xmx1g', '-cp', classpath, 'LuceneScale'];
@@ -62,8 +64,6 @@ const xapian: ExternalPeer = {
 };
 
 export const EXTERNAL_PEERS: readonly ExternalPeer[] = [lucene, xapian];
-
-const escapeField = (s: string) => s.replace(/[\\\t\n\r]/g, (c) => (c === '\\' ? '\\\\' : c === '\t' ? '\\t' : c === '\n' ? '\\n' : '\\r'));
 
 async function run(cmd: string[], input?: AsyncIterable<string> | Iterable<string>): Promise<unknown> {
   const p = spawn(cmd[0]!, cmd.slice(1), { stdio: [input ? 'pipe' : 'ignore', 'pipe', 'inherit'] });
@@ -92,7 +92,7 @@ export async function buildPeer(peer: ExternalPeer, work: string, dir: string, d
   async function* lines(): AsyncGenerator<string> {
     for await (const d of docs) {
       textBytes += Buffer.byteLength(d.title) + Buffer.byteLength(d.text);
-      yield `${escapeField(d.title)}\t${escapeField(d.text)}\n`;
+      yield `${JSON.stringify({ title: d.title, text: d.text })}\n`;
     }
   }
   const report = await run([...peer.command(work), 'build', dir], lines()) as PeerBuild;

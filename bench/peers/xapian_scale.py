@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Xapian as a peer of the scale benchmark (bench/scale.ts), run with Debian's python3-xapian.
 
-  xapian_scale.py build <dir>              documents on stdin, one per line: title TAB text, with \\ \\t \\n \\r escaped
+  xapian_scale.py build <dir>              documents on stdin as JSON lines: {"title": ..., "text": ...}
   xapian_scale.py serve <dir> <queries>    queries file: kind TAB query per line
 
 Build: Xapian's defaults for English text: a TermGenerator with the English (Porter2) stemmer and the
@@ -23,22 +23,6 @@ import sys
 import time
 
 import xapian
-
-
-def unescape(s):
-    if '\\' not in s:
-        return s
-    out, i = [], 0
-    while i < len(s):
-        c = s[i]
-        if c == '\\' and i + 1 < len(s):
-            i += 1
-            n = s[i]
-            out.append({'t': '\t', 'n': '\n', 'r': '\r'}.get(n, n))
-        else:
-            out.append(c)
-        i += 1
-    return ''.join(out)
 
 
 def memory():
@@ -74,8 +58,8 @@ def build(path):
     docs = 0
     stdin = open(sys.stdin.fileno(), encoding='utf-8', newline='\n', buffering=1 << 20)
     for line in stdin:
-        title, _, text = line.rstrip('\n').partition('\t')
-        title, text = unescape(title), unescape(text)
+        d = json.loads(line)
+        title, text = d.get('title', ''), d.get('text', '')
         doc = xapian.Document()
         generator.set_document(doc)
         generator.index_text(text if title == '' else title + '\n' + text)
