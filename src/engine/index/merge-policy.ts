@@ -5,6 +5,11 @@
  * the count therefore stays below `factor − 1` per tier, i.e. O(factor · log(size)), and each document
  * is rewritten O(log(size)) times. A segment more than half deleted is rewritten on its own, and a
  * segment with no live document is dropped without a merge.
+ *
+ * `maxMergedBytes` bounds what one merge produces (its sources' live bytes), not only which segments may
+ * take part: a merge encodes its segment in memory before writing it (segment-writer.ts), so this bound
+ * is what keeps a build's memory independent of the corpus's size. A full tier whose smallest segments
+ * exceed it together merges as many of them as fit, at least two, or waits.
  */
 import type { ManifestSegment } from './manifest.js';
 
@@ -13,7 +18,7 @@ export interface MergePolicyOptions {
   mergeFactor: number;
   /** Live bytes under which all segments count as the smallest tier. */
   floorBytes: number;
-  /** Segments whose live size exceeds this are never merged with others (0 = no limit). */
+  /** Most live bytes one merge may produce; larger segments are never merged with others (0 = no limit). */
   maxMergedBytes: number;
 }
 
@@ -43,7 +48,14 @@ export function findMerges(segments: readonly ManifestSegment[], o: MergePolicyO
   for (const [, list] of [...tiers].sort((a, b) => a[0] - b[0])) {
     if (list.length >= factor) {
       list.sort((a, b) => liveBytes(a) - liveBytes(b));
-      out.push(list.slice(0, factor).map((s) => s.name));
+      const group: string[] = [];
+      let bytes = 0;
+      for (const s of list) {
+        if (group.length === factor || (o.maxMergedBytes > 0 && bytes + liveBytes(s) > o.maxMergedBytes)) break;
+        group.push(s.name);
+        bytes += liveBytes(s);
+      }
+      if (group.length >= 2) out.push(group);
     }
   }
   return out;

@@ -68,3 +68,14 @@ test('the policy merges a full tier and rewrites a mostly deleted segment alone'
   assert.deepEqual(findMerges([seg('a', 1000, 10, 6), seg('b', 10)], o), [['a']]);
   assert.deepEqual(findMerges([seg('x', 100_000), seg('y', 100_000), seg('z', 100_000)], { ...o, maxMergedBytes: 50_000 }), []);
 });
+
+test('a merge never produces more than maxMergedBytes: a full tier merges the smallest that fit, or waits', () => {
+  const seg = (name: string, bytes: number) => ({ name, bytes, maxDoc: 10, deleted: 0, deletes: null });
+  const o = { mergeFactor: 3, floorBytes: 100, maxMergedBytes: 2_500 };
+  // one tier (1,000–2,999 bytes): all three together would make 3,300 bytes
+  assert.deepEqual(findMerges([seg('c', 1_200), seg('a', 1_000), seg('b', 1_100)], o), [['a', 'b']]);
+  // no two fit together
+  assert.deepEqual(findMerges([seg('a', 1_300), seg('b', 1_400), seg('c', 1_500)], o), []);
+  // without the bound the whole tier merges
+  assert.deepEqual(findMerges([seg('c', 1_200), seg('a', 1_000), seg('b', 1_100)], { ...o, maxMergedBytes: 0 }), [['a', 'b', 'c']]);
+});
