@@ -6,6 +6,7 @@
  */
 import { crc32 } from 'node:zlib';
 import { InternalError } from '../../kernel/errors.js';
+import { ByteWriter } from './bytes.js';
 
 export const FOOTER_BYTES = 12;
 export const FORMAT_VERSION = 1;
@@ -20,12 +21,22 @@ export const MAGIC = {
 
 /** Appends the footer to `payload` and returns the complete file bytes. */
 export function withFooter(payload: Uint8Array, magic: number): Buffer {
-  const out = Buffer.allocUnsafe(payload.length + FOOTER_BYTES);
-  out.set(payload, 0);
-  out.writeUInt32LE(magic >>> 0, payload.length);
-  out.writeUInt32LE(FORMAT_VERSION, payload.length + 4);
-  out.writeUInt32LE(crc32(out.subarray(0, payload.length + 8)) >>> 0, payload.length + 8);
-  return out;
+  const w = new ByteWriter(payload.length + FOOTER_BYTES);
+  w.bytes(payload);
+  return appendFooter(w, magic);
+}
+
+/**
+ * Appends the footer to the file written so far in `w` and returns the whole file, sharing `w`'s memory:
+ * a segment's files are hundreds of MB in a large merge, and a copy of each would double its peak.
+ */
+export function appendFooter(w: ByteWriter, magic: number): Buffer {
+  w.reserve(FOOTER_BYTES);
+  w.u32(magic >>> 0);
+  w.u32(FORMAT_VERSION);
+  w.u32(crc32(w.view()) >>> 0);
+  const v = w.view();
+  return Buffer.from(v.buffer, v.byteOffset, v.byteLength);
 }
 
 /** Checks magic and version of a footer's 12 bytes; returns the stored CRC. */

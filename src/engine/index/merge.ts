@@ -70,7 +70,8 @@ export function* mergeSegments(sources: readonly MergeSource[], store: StoreOpti
   }
 
   // stored text: copy clean blocks, re-encode the live docs of the others
-  const sw = new StoreWriter(store);
+  // the sources' sizes bound the output's: its buffers are allocated once (a merge's files are large)
+  const sw = new StoreWriter(store, sources.reduce((n, s) => n + s.core.store.bytes, 0));
   for (const { core, deleted } of sources) {
     const st = core.store;
     for (let k = 0; k < st.blockCount; k++) {
@@ -122,6 +123,10 @@ export function* mergeSegments(sources: readonly MergeSource[], store: StoreOpti
     surfaces.push([form, df]);
   }
 
-  const idx = yield* encodeIdx({ commonGrams, heads, lengths, cids, termCount, terms, surfaces });
+  const sizeHint = {
+    postings: sources.reduce((n, s) => n + s.core.terms.postingsBytes, 0),
+    positions: sources.reduce((n, s) => n + s.core.terms.positionsBytes, 0),
+  };
+  const idx = yield* encodeIdx({ commonGrams, heads, lengths, cids, termCount, terms, surfaces, sizeHint });
   return { idx, sto: sw.finish(), maxDoc: lengths.length };
 }

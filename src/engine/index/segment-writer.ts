@@ -22,7 +22,7 @@
 import { constants as zc, brotliCompressSync } from 'node:zlib';
 import { stemSurface, tokenize } from '../analysis/analyzer.js';
 import { ByteWriter, utf8Encoder } from './bytes.js';
-import { MAGIC, withFooter } from './footer.js';
+import { appendFooter, FOOTER_BYTES, MAGIC } from './footer.js';
 import { encodeTermPostings } from './postings.js';
 import { HeadsWriter } from './heads.js';
 import type { DocumentRecord } from '../../kernel/document.js';
@@ -249,31 +249,23 @@ export interface IdxInput {
   terms(): Iterable<TermPostings>;
   /** Surface forms in ascending order with document frequencies. */
   surfaces: readonly [string, number][];
+  /** Likely bytes of the postings and positions sections (a merge knows its sources'), so their buffers need not grow by copies. */
+  sizeHint?: { postings: number; positions: number };
 }
 
-/** Encodes a complete `.idx` file (layout at the top of this file), yielding at checkpoints. */
+/**
+ * Encodes a complete `.idx` file (layout at the top of this file), yielding at checkpoints. Every section
+ * is encoded before the file's buffer is allocated, at its exact size: a merged segment's `.idx` is
+ * hundreds of MB, and growing one buffer by doubling copies held up to three times that at once.
+ */
 export function* encodeIdx(input: IdxInput): Steps<Buffer> {
   const due = stepClock();
   const maxDoc = input.lengths.length;
-  const out = new ByteWriter(1 << 20);
-  const sections: Record<string, [number, number]> = {};
-  const section = (name: string, write: () => void) => {
-    out.align(8);
-    const start = out.length;
-    write();
-    sections[name] = [start, out.length - start];
-  };
-  section('lengths', () => {
-    const a = Uint32Array.from(input.lengths);
-    out.bytes(new Uint8Array(a.buffer, a.byteOffset, a.byteLength));
-  });
-  section('cids', () => {
-    const a = input.cids instanceof BigUint64Array ? input.cids : new BigUint64Array(input.cids);
-    out.bytes(new Uint8Array(a.buffer, a.byteOffset, a.byteLength));
-  });
+  const lengths = Uint32Array.from(input.lengths);
+  const cids = input.cids instanceof BigUint64Array ? input.cids : new BigUint64Array(input.cids);
 
-  const postings = new ByteWriter(1 << 20);
-  const positions = new ByteWriter(1 << 20);
+  const postings = new ByteWriter(input.sizeHint?.postings ?? 1 << 20);
+  const positions = new ByteWriter(input.sizeHint?.positions ?? 1 << 20);
   const scratch = new ByteWriter(1 << 12);
   const meta = new ByteWriter(input.termCount * 8 + 16);
   const termList: string[] = [];
@@ -290,9 +282,7 @@ export function* encodeIdx(input: IdxInput): Steps<Buffer> {
     meta.varint(minLength);
     if ((termList.length & 255) === 0 && due()) yield;
   }
-  section('postings', () => out.bytes(postings.view()));
-  section('positions', () => out.bytes(positions.view()));
-  section('heads', () => out.bytes(input.heads.finish()));
+  const heads = input.heads.finish();
 
   // The dictionary (term and surface strings with their metadata) is read whole at open and is
   // highly redundant (sorted strings, small counts): one Brotli stream makes it 3–4× smaller.
@@ -312,17 +302,36 @@ export function* encodeIdx(input: IdxInput): Steps<Buffer> {
       dict.varint(df);
     }
   });
-  section('dict', () =>
-    out.bytes(brotliCompressSync(dict.view(), {
-      params: { [zc.BROTLI_PARAM_QUALITY]: 5, [zc.BROTLI_PARAM_LGWIN]: 24, [zc.BROTLI_PARAM_SIZE_HINT]: dict.length },
-    })),
-  );
+  const compressedDict = brotliCompressSync(dict.view(), {
+    params: { [zc.BROTLI_PARAM_QUALITY]: 5, [zc.BROTLI_PARAM_LGWIN]: 24, [zc.BROTLI_PARAM_SIZE_HINT]: dict.length },
+  });
+
+  const parts: [string, Uint8Array][] = [
+    ['lengths', new Uint8Array(lengths.buffer, lengths.byteOffset, lengths.byteLength)],
+    ['cids', new Uint8Array(cids.buffer, cids.byteOffset, cids.byteLength)],
+    ['postings', postings.view()],
+    ['positions', positions.view()],
+    ['heads', heads],
+    ['dict', compressedDict],
+  ];
+  const sections: Record<string, [number, number]> = {};
+  let at = 0;
+  for (const [name, bytes] of parts) {
+    at = Math.ceil(at / 8) * 8;
+    sections[name] = [at, bytes.length];
+    at += bytes.length;
+  }
   const json = utf8Encoder.encode(JSON.stringify({
     maxDoc, terms: termList.length, surfaces: input.surfaces.length, sections, dict: { bytes: dict.length, sections: dictSections },
     heads: { bytes: input.heads.rawBytes }, ...(input.commonGrams ? { commonGrams: true } : {}),
   }));
+  const out = new ByteWriter(Math.ceil(at / 8) * 8 + json.length + 4 + FOOTER_BYTES);
+  for (const [, bytes] of parts) {
+    out.align(8);
+    out.bytes(bytes);
+  }
   out.align(8);
   out.bytes(json);
   out.u32(json.length);
-  return withFooter(out.view(), MAGIC.terms);
+  return appendFooter(out, MAGIC.terms);
 }

@@ -16,7 +16,7 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { constants as zc, brotliCompressSync, brotliDecompressSync } from 'node:zlib';
 import { InternalError } from '../../kernel/errors.js';
 import { ByteReader, ByteWriter, utf8Decoder, utf8Encoder } from './bytes.js';
-import { FOOTER_BYTES, MAGIC, readFooter, withFooter } from './footer.js';
+import { appendFooter, FOOTER_BYTES, MAGIC, readFooter } from './footer.js';
 import { LruCache } from './lru.js';
 import { stepClock, type Steps } from './steps.js';
 
@@ -50,14 +50,16 @@ export function writeOptional(w: ByteWriter, s: string | undefined): void {
  * `blockBytes`; a merge may also copy a source's compressed block verbatim (its documents all live).
  */
 export class StoreWriter {
-  private readonly out = new ByteWriter(1 << 16);
+  private readonly out: ByteWriter;
   private readonly index: number[] = [];
   private readonly raw: ByteWriter;
   private inBlock = 0;
   docCount = 0;
 
-  constructor(private readonly options: StoreOptions) {
+  /** `expectedBytes`: the file's likely size (a merge knows its sources'), so the buffer need not grow by copies. */
+  constructor(private readonly options: StoreOptions, expectedBytes = 1 << 16) {
     this.raw = new ByteWriter(options.blockBytes + 4096);
+    this.out = new ByteWriter(expectedBytes + 1024);
   }
 
   add(text: string): void {
@@ -99,7 +101,7 @@ export class StoreWriter {
     out.varint(this.index.length / 3);
     for (const v of this.index) out.varint(v);
     out.u32(out.length - indexStart);
-    return withFooter(out.view(), MAGIC.stored);
+    return appendFooter(out, MAGIC.stored);
   }
 }
 
