@@ -4,8 +4,8 @@
  *   N = live documents, avgdl = Σ live lengths / N,
  *   df(t) = live documents containing t — exact even with deletes: for a segment with deletes its live
  *   postings are counted once and cached for the snapshot's life.
- * Also caches each segment's live-document bitset (for exact counting) when it has deletes, the bitsets
- * of common terms, and the exact per-block score bounds of frequent terms.
+ * Also caches each segment's live-document bitset (for exact counting) when it has deletes, and the
+ * bitsets and exact per-block score bounds of frequent terms.
  */
 import { BLOCK_SIZE, NO_MORE_DOCS, type SegmentReader } from '../index/types.js';
 import { LruCache } from '../index/lru.js';
@@ -50,7 +50,10 @@ export const TERM_BITS_MIN_RATIO = 0.02;
  */
 export const BLOCK_BOUNDS_MIN_POSTINGS = 16 * BLOCK_SIZE;
 
-/** Bytes of per-block score bounds a snapshot keeps: 16 bytes per block of 128 postings, ~1/20 of the postings' own size. */
+/**
+ * Bytes of per-block score bounds a snapshot keeps (`blockBounds`), least recently used first out: 16
+ * bytes per block of 128 postings, ~1/20 of the postings' own size.
+ */
 export const BLOCK_BOUNDS_CACHE_BYTES = 32 * 1024 * 1024;
 
 /** A term's exact per-block score bounds in one segment (Snapshot.blockBounds). */
@@ -92,9 +95,8 @@ export class Snapshot {
   private readonly liveBitsCache = new Map<SegmentReader, Uint32Array>();
   private readonly normsCache = new Map<SegmentReader, Float64Array>();
   private readonly termBitsCache = new LruCache<Uint32Array, string>(TERM_BITS_CACHE_BYTES, (b) => b.byteLength);
+  private readonly blockBoundsCache = new LruCache<BlockBounds, string>(BLOCK_BOUNDS_CACHE_BYTES, (b) => 2 * b.perBlock.byteLength);
   private readonly segmentKeys = new Map<SegmentReader, number>();
-  private readonly blockBoundsCache = new Map<SegmentReader, Map<string, BlockBounds>>();
-  private blockBoundsBytes = 0;
 
   constructor(
     readonly segments: readonly SegmentReader[], mode: ScoringMode, readonly plan: DisjunctionPlan = 'auto',
@@ -160,9 +162,7 @@ export class Snapshot {
    * operations) instead of decoding the postings at every query. Undefined for rarer terms.
    */
   termBits(s: SegmentReader, term: string): Uint32Array | undefined {
-    let segment = this.segmentKeys.get(s);
-    if (segment === undefined) this.segmentKeys.set(s, (segment = this.segmentKeys.size));
-    const key = `${segment} ${term}`;
+    const key = this.cacheKey(s, term);
     let bits = this.termBitsCache.get(key);
     if (bits) return bits;
     const df = s.docFreq(term);
@@ -183,18 +183,18 @@ export class Snapshot {
    * one) is near the term's ceiling in every block and prunes nothing; these bounds let block-max
    * MaxScore and the leader walk skip every block that holds no top-k candidate, and, being attained,
    * give MaxScore a starting threshold (`kthBound`). Computed on first use by one pass over the postings
-   * and kept for the snapshot's life (its N, avgdl and deletes fix every score), for terms with
-   * `blockBoundsMinPostings` (BLOCK_BOUNDS_MIN_POSTINGS) postings or more while BLOCK_BOUNDS_CACHE_BYTES allows; undefined otherwise.
-   * `compute` false returns them only when already kept: for a walk that visits few of the term's blocks.
+   * and kept in an LRU bounded by BLOCK_BOUNDS_CACHE_BYTES for the snapshot's life (its N, avgdl and
+   * deletes fix every score), for terms with `blockBoundsMinPostings` (BLOCK_BOUNDS_MIN_POSTINGS) postings
+   * or more; undefined for rarer terms. `compute` false returns them only when already kept: for a walk
+   * that visits few of the term's blocks.
    */
   blockBounds(s: SegmentReader, term: string, compute = true): BlockBounds | undefined {
-    let perSegment = this.blockBoundsCache.get(s);
-    let bounds = perSegment?.get(term);
+    const key = this.cacheKey(s, term);
+    let bounds = this.blockBoundsCache.get(key);
     if (bounds || !compute) return bounds;
     const df = s.docFreq(term);
     if (df < this.blockBoundsMinPostings || df === 0) return undefined;
     const blocks = Math.ceil(df / BLOCK_SIZE);
-    if (this.blockBoundsBytes + 16 * blocks > BLOCK_BOUNDS_CACHE_BYTES) return undefined;
     const perBlock = new Float64Array(blocks);
     const weight = this.bm25.weight(this.df(term));
     const norms = this.norms(s);
@@ -211,10 +211,15 @@ export class Snapshot {
       if (score > perBlock[b]!) perBlock[b] = score;
     }
     bounds = { perBlock, descending: perBlock.slice().sort().reverse() };
-    if (!perSegment) this.blockBoundsCache.set(s, (perSegment = new Map()));
-    perSegment.set(term, bounds);
-    this.blockBoundsBytes += 16 * blocks;
+    this.blockBoundsCache.set(key, bounds);
     return bounds;
+  }
+
+  /** The key of a segment's term in the per-term caches. */
+  private cacheKey(s: SegmentReader, term: string): string {
+    let segment = this.segmentKeys.get(s);
+    if (segment === undefined) this.segmentKeys.set(s, (segment = this.segmentKeys.size));
+    return `${segment} ${term}`;
   }
 
   /** Bit d set when doc d is live; undefined when every doc of the segment is. */
