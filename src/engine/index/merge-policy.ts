@@ -46,16 +46,20 @@ export function findMerges(segments: readonly ManifestSegment[], o: MergePolicyO
     list.push(s);
   }
   for (const [, list] of [...tiers].sort((a, b) => a[0] - b[0])) {
-    if (list.length >= factor) {
-      list.sort((a, b) => liveBytes(a) - liveBytes(b));
+    // every full group of the tier, smallest first: one commit after a long import holds hundreds of
+    // flushed segments, and a single group per tier and round left most of them unmerged
+    list.sort((a, b) => liveBytes(a) - liveBytes(b));
+    for (let at = 0; list.length - at >= factor;) {
       const group: string[] = [];
       let bytes = 0;
-      for (const s of list) {
+      for (; at < list.length; at++) {
+        const s = list[at]!;
         if (group.length === factor || (o.maxMergedBytes > 0 && bytes + liveBytes(s) > o.maxMergedBytes)) break;
         group.push(s.name);
         bytes += liveBytes(s);
       }
-      if (group.length >= 2) out.push(group);
+      if (group.length < 2) break;
+      out.push(group);
     }
   }
   return out;

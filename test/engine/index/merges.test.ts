@@ -79,3 +79,10 @@ test('a merge never produces more than maxMergedBytes: a full tier merges the sm
   // without the bound the whole tier merges
   assert.deepEqual(findMerges([seg('c', 1_200), seg('a', 1_000), seg('b', 1_100)], { ...o, maxMergedBytes: 0 }), [['a', 'b', 'c']]);
 });
+
+test('a tier holding several full groups merges all of them at once, smallest first', () => {
+  const seg = (name: string, bytes: number) => ({ name, bytes, maxDoc: 10, deleted: 0, deletes: null });
+  const o = { mergeFactor: 3, floorBytes: 100, maxMergedBytes: 0 };
+  const tier = ['g', 'b', 'e', 'a', 'h', 'c', 'f', 'd'].map((n) => seg(n, 1_000 + n.charCodeAt(0)));
+  assert.deepEqual(findMerges(tier, o), [['a', 'b', 'c'], ['d', 'e', 'f']]);
+});
