@@ -35,7 +35,7 @@ import {
   PhraseIterator, TermIterator, UnionIterator, conjunction, matchesAt, type DocIterator,
 } from './iterators.js';
 import type { LogicalQuery, ScoringNode, TermNode } from './logical.js';
-import { topKDisjunction, type TermScorer } from './maxscore.js';
+import { blockBound, topKDisjunction, type TermScorer } from './maxscore.js';
 import { kthBound, type BlockBounds, type Snapshot } from './snapshot.js';
 
 /**
@@ -358,7 +358,7 @@ function leaderWalk(
         for (const t of boundTerms) {
           const end = t.cursor.shallowAdvance(doc);
           if (end === NO_MORE_DOCS) continue; // no posting at or after doc: contributes nothing
-          windowBound += t.exact !== undefined ? t.exact.perBlock[t.cursor.shallowBlock()]! : snap.bm25.score(weights[t.id]!, t.cursor.blockMaxFreq(), t.cursor.blockMinLength());
+          windowBound += blockBound(snap.bm25, weights[t.id]!, t.cursor, t.exact);
           if (end < windowEnd) windowEnd = end;
         }
       }

@@ -29,6 +29,15 @@ export interface TermScorer {
 }
 
 /**
+ * The bound of a term's contribution in the block `cursor.shallowAdvance` moved to: the exact one when the
+ * snapshot keeps it, else that of (block max tf, block min length). Block-max MaxScore and the leader walk
+ * (executor.ts) both read this.
+ */
+export function blockBound(bm25: Bm25, weight: number, cursor: PostingsCursor, exact: BlockBounds | undefined): number {
+  return exact !== undefined ? exact.perBlock[cursor.shallowBlock()]! : bm25.score(weight, cursor.blockMaxFreq(), cursor.blockMinLength());
+}
+
+/**
  * Offers to `collector` every document matching one of `optional` (that `accept`s, when given) whose score
  * could enter it, with its exact score over `optional` and `scoreOnly`. `accept` is called with increasing
  * doc numbers and says whether a candidate passes the filters (liveness included); without it every
@@ -71,8 +80,7 @@ export function topKDisjunction(
       if (end === NO_MORE_DOCS) {
         bounds[i] = 0;
       } else {
-        const exact = allBounds[i];
-        bounds[i] = exact !== undefined ? exact.perBlock[c.shallowBlock()]! : bm25.score(allWeights[i]!, c.blockMaxFreq(), c.blockMinLength());
+        bounds[i] = blockBound(bm25, allWeights[i]!, c, allBounds[i]);
         if (end < windowEnd) windowEnd = end;
         if (i >= fixed) candidates = true;
       }
