@@ -8,8 +8,9 @@
  *
  * `maxMergedBytes` bounds what one merge produces (its sources' live bytes), not only which segments may
  * take part: a merge encodes its segment in memory before writing it (segment-writer.ts), so this bound
- * is what keeps a build's memory independent of the corpus's size. A full tier whose smallest segments
- * exceed it together merges as many of them as fit, at least two, or waits.
+ * caps the memory of one merge whatever the corpus's size (not the build's: docs/index-format.md,
+ * "Merges"). A full tier whose smallest segments exceed it together merges as many of them as fit, at
+ * least two, or waits.
  */
 import type { ManifestSegment } from './manifest.js';
 
