@@ -60,3 +60,15 @@ test('property: the surfaces are the contract steps applied to the whole text; s
     }
   }), { numRuns: 2000 });
 });
+
+test('property: a first-unit filter passes exactly the tokens it wants, with their positions and offsets', () => {
+  fc.assert(fc.property(fc.array(alphabet, { maxLength: 24 }).map((parts) => parts.join('')), fc.array(fc.constantFrom(...'abcefinqrstxzß0129ıω가𝐀'), { maxLength: 6 }), (text, firsts) => {
+    const wanted = new Set(firsts.map((c) => c.charCodeAt(0)));
+    const all: unknown[] = [];
+    const count = tokenize(text, (term, surface, position, start, end) => { all.push({ term, surface, position, start, end }); }, 5, false);
+    const kept: unknown[] = [];
+    const keptCount = tokenize(text, (term, surface, position, start, end) => { kept.push({ term, surface, position, start, end }); }, 5, false, (unit) => wanted.has(unit));
+    assert.equal(keptCount, count, 'a refused token still takes its position');
+    assert.deepEqual(kept, all.filter((t) => wanted.has((t as { surface: string }).surface.charCodeAt(0))));
+  }), { numRuns: 2000 });
+});

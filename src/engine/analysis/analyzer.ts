@@ -79,53 +79,69 @@ export function stemSurface(surface: string): string {
 }
 
 /**
+ * Which tokens a caller wants, judged by the first code unit of a token's folded form. A token it refuses
+ * still takes its position, but is never built nor passed to the sink: a caller that looks for a few terms
+ * in a long text (snippets) skips most of its tokens unread.
+ */
+export type FirstUnitFilter = (unit: number) => boolean;
+
+/**
  * Streams the tokens of `text` to `sink`, positions starting at `firstPosition`. Returns the number of
  * tokens emitted. This is the one tokenizer; `analyze` and `analyzeTerms` are conveniences over it.
  * `stem = false` passes the surface form as `term` too, for callers that stem only the few tokens they
- * need (snippets look for a handful of query terms in a whole document).
+ * need (snippets look for a handful of query terms in a whole document); `wants` drops tokens unbuilt.
  */
-export function tokenize(text: string, sink: TokenSink, firstPosition = 0, stem = true): number {
+export function tokenize(text: string, sink: TokenSink, firstPosition = 0, stem = true, wants?: FirstUnitFilter): number {
   let position = firstPosition;
-  // The token in progress is text[run, i) while every char of it is one that folds to itself (lower-case
-  // ASCII letters and digits; run ≥ 0), else buf: one slice per token, not a concatenation per char.
+  // The token in progress: its folded chars so far and where it started (-1 between tokens). A run of
+  // ASCII letters and digits is taken as one slice, lower-cased only if it holds an upper-case letter.
   let buf = '';
-  let run = -1;
   let start = -1;
-  const n = text.length;
-  let i = 0;
+  // the token in progress was refused by `wants`: its chars are only walked over
+  let skipping = false;
+  // The loop's own variables (`i`, `j`) are not used here, so they stay out of this closure's context.
   const flush = (end: number) => {
-    if (run >= 0) {
-      buf = text.slice(run, i);
-      run = -1;
-    }
-    if (buf.length > 0) {
+    if (skipping) {
+      skipping = false;
+      position++;
+    } else if (buf.length > 0) {
       sink(stem ? stemSurface(buf) : buf, buf, position++, start, end);
-      buf = '';
     }
+    buf = '';
     start = -1;
   };
+  const n = text.length;
+  let i = 0;
   while (i < n) {
     const code = text.charCodeAt(i);
     if (code < 128) {
       const a = ASCII[code]!;
       if (a === 0) {
         if (start >= 0) flush(i);
-      } else if (start < 0) {
+        i++;
+        continue;
+      }
+      // a run of ASCII letters and digits, [i, j)
+      let j = i + 1;
+      let lower = a === code;
+      while (j < n) {
+        const c = text.charCodeAt(j);
+        if (c >= 128) break;
+        const b = ASCII[c]!;
+        if (b === 0) break;
+        if (b !== c) lower = false;
+        j++;
+      }
+      if (start < 0) {
         start = i;
-        if (a === code) run = i;
-        else buf = String.fromCharCode(a);
-      } else if (run >= 0) {
-        if (a !== code) {
-          buf = text.slice(run, i) + String.fromCharCode(a);
-          run = -1;
-        }
-      } else buf += String.fromCharCode(a);
-      i++;
+        if (wants !== undefined && !wants(a)) skipping = true;
+      }
+      if (!skipping) {
+        const run = text.slice(i, j);
+        buf += lower ? run : run.toLowerCase();
+      }
+      i = j;
       continue;
-    }
-    if (run >= 0) {
-      buf = text.slice(run, i);
-      run = -1;
     }
     const cp = text.codePointAt(i)!;
     const width = cp > 0xffff ? 2 : 1;
@@ -142,8 +158,11 @@ export function tokenize(text: string, sink: TokenSink, firstPosition = 0, stem 
           lettersHere = false;
         } else {
           lettersHere = true;
-          if (start < 0) start = i;
-          buf += c;
+          if (start < 0) {
+            start = i;
+            if (wants !== undefined && !wants(c.charCodeAt(0))) skipping = true;
+          }
+          if (!skipping) buf += c;
         }
       }
     }

@@ -16,7 +16,8 @@
  *   each of 20 hits would cost more than the query. Beyond the limit a document shows its best window
  *   from its first 64 Ki characters, or its start.
  * - No occurrence: the start of the text.
- * - Only tokens that can stem to a query term are stemmed (stemming is most of the cost of a scan):
+ * - Only tokens that can stem to a query term are built and stemmed (the rest of a scan is a walk over
+ *   the characters; tokens whose first letter starts no key are never sliced out of the text):
  *   Porter2 rewrites suffixes only, so a stem minus its last letter (at most its first three letters) is a
  *   prefix of every word that stems to it — except the three exceptional forms dying, lying, tying (→ die,
  *   lie, tie), for which the first letter is the key. A token that starts with no term's key is skipped.
@@ -65,8 +66,7 @@ function bestWindow(text: string, terms: ReadonlySet<string>, budget: number): [
   const idOf = new Map<string, number>();
   const keys = stemKeys(terms);
   tokenize(scanned, (_unstemmed, surface, _position, start, end) => {
-    const candidates = keys.get(surface.charCodeAt(0));
-    if (candidates === undefined || !candidates.some((k) => surface.startsWith(k))) return;
+    if (!startsWithKey(surface, keys.get(surface.charCodeAt(0))!)) return;
     const term = stemSurface(surface);
     if (!terms.has(term)) return;
     let id = idOf.get(term);
@@ -77,7 +77,7 @@ function bestWindow(text: string, terms: ReadonlySet<string>, budget: number): [
     starts.push(start);
     ends.push(end);
     ids.push(id);
-  }, 0, false);
+  }, 0, false, (unit) => keys.has(unit));
   const n = starts.length;
   if (n === 0) return undefined;
   // two pointers: for each right end r, the smallest l whose span fits; count distinct ids in [l, r]
@@ -117,6 +117,11 @@ function stemKeys(terms: ReadonlySet<string>): Map<number, string[]> {
     else if (!list.includes(key)) list.push(key);
   }
   return keys;
+}
+
+function startsWithKey(surface: string, keys: readonly string[]): boolean {
+  for (const k of keys) if (surface.startsWith(k)) return true;
+  return false;
 }
 
 /**
