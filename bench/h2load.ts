@@ -15,7 +15,7 @@ export interface OpenLoopOptions {
   /** Requests per second over all clients. */
   rate: number;
   seconds: number;
-  /** Client connections (HTTP/2 sessions), at most; fewer below 10 requests/s per client. Default 16. */
+  /** Client connections (HTTP/2 sessions), at most; fewer below 10 requests/s per client. Default: one per 100 requests/s. */
   clients?: number;
   /** Streams each client may have in flight. Default 8. */
   streams?: number;
@@ -34,20 +34,45 @@ export interface OpenLoopResult {
   non2xx: number;
   failed: number;
   latencyMs: { mean: number; p50: number; p90: number; p99: number; max: number };
+  /**
+   * How the requests arrived: h2load sends on timers, so requests leave in bursts (sent within
+   * `BURST_GAP_US` of one another). Their mean size and the mean time between their starts: a server at
+   * utilization u needs about u × `intervalMs` to work off each burst, a floor under the latencies no
+   * server can go below.
+   */
+  bursts: { meanSize: number; intervalMs: number };
 }
 
+/** Requests per second of one h2load client whose timer fires at its 10 ms floor. */
+const MAX_CLIENT_RATE = 100;
+
+/** Requests sent less than this apart (µs) count as one burst. */
+const BURST_GAP_US = 200;
+
+/** One request of h2load's log: when it was sent (µs since the epoch), its status (-1: no answer), its latency. */
+export interface LogEntry { startUs: number; status: number; latencyMs: number }
+
 /** One line of h2load's `--log-file`: start (µs since the epoch), status (-1: no answer), latency (µs). */
-export function parseH2loadLog(text: string): { status: number; latencyMs: number }[] {
-  const out: { status: number; latencyMs: number }[] = [];
+export function parseH2loadLog(text: string): LogEntry[] {
+  const out: LogEntry[] = [];
   for (const line of text.split('\n')) {
     const f = line.split('\t');
     if (f.length < 3) continue;
-    out.push({ status: Number(f[1]), latencyMs: Number(f[2]) / 1000 });
+    out.push({ startUs: Number(f[0]), status: Number(f[1]), latencyMs: Number(f[2]) / 1000 });
   }
   return out;
 }
 
-export function summarize(entries: readonly { status: number; latencyMs: number }[], rate: number, seconds: number, failedBeforeAnswer = 0): OpenLoopResult {
+/** The bursts of `entries` (see `OpenLoopResult.bursts`). */
+export function burstsOf(entries: readonly LogEntry[]): OpenLoopResult['bursts'] {
+  const starts = entries.map((e) => e.startUs).sort((a, b) => a - b);
+  if (starts.length === 0) return { meanSize: 0, intervalMs: 0 };
+  const firsts = [starts[0]!];
+  for (let i = 1; i < starts.length; i++) if (starts[i]! - starts[i - 1]! >= BURST_GAP_US) firsts.push(starts[i]!);
+  return { meanSize: starts.length / firsts.length, intervalMs: firsts.length < 2 ? 0 : (firsts.at(-1)! - firsts[0]!) / (firsts.length - 1) / 1000 };
+}
+
+export function summarize(entries: readonly LogEntry[], rate: number, seconds: number, failedBeforeAnswer = 0): OpenLoopResult {
   const answered = entries.filter((e) => e.status > 0);
   const times = answered.map((e) => e.latencyMs).sort((a, b) => a - b);
   const mean = times.reduce((s, t) => s + t, 0) / Math.max(1, times.length);
@@ -58,13 +83,17 @@ export function summarize(entries: readonly { status: number; latencyMs: number 
     non2xx: answered.filter((e) => e.status < 200 || e.status > 299).length,
     failed: entries.length - answered.length + failedBeforeAnswer,
     latencyMs: { mean, p50: percentile(times, 50), p90: percentile(times, 90), p99: percentile(times, 99), max: times.at(-1) ?? NaN },
+    bursts: burstsOf(entries),
   };
 }
 
 /** Runs h2load in a child process (the caller's event loop stays free: the soak drives other traffic beside it). */
 export async function openLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
-  // h2load takes a whole rate per client: fewer clients at low rates keep the total close to the one asked
-  const clients = Math.max(1, Math.min(o.clients ?? 16, Math.round(o.rate / 10)));
+  // Each client sends on its own timer, which fires every 1/rate s but at most every 10 ms, and the
+  // clients connect together, so their timers fire in step: the arrivals are bursts of (rate × period).
+  // One client per 100 requests/s keeps the period at the timer's 10 ms floor, the smallest bursts
+  // h2load can send. (A whole rate per client: fewer clients at low rates keep the total close.)
+  const clients = Math.max(1, Math.min(o.clients ?? Math.ceil(o.rate / MAX_CLIENT_RATE), Math.round(o.rate / 10)));
   const name = o.name ?? 'open-loop';
   const urlFile = `${o.workDir}/${name}.urls`;
   const logFile = `${o.workDir}/${name}.log`;

@@ -370,6 +370,8 @@ function section(o: Options, name: string, docs: number, queries: number, inproc
     const open = meanP99(control.openBusy) / meanP99(control.openQuiet);
     const runs = (rs: WrkResult[]): string => rs.map((r) => `${fmt(r.latencyMs.p99)} ms (${fmt(r.requestsPerSecond, 0)}/s)`).join(', ');
     const openRuns = (rs: OpenLoopResult[]): string => rs.map((r) => `${fmt(r.latencyMs.p99)} ms`).join(', ');
+    const bursts = [...control.openQuiet, ...control.openBusy].map((r) => r.bursts);
+    const mean = (xs: number[]) => xs.reduce((a, x) => a + x, 0) / Math.max(1, xs.length);
     const verdict = (ratio: number) => `**${fmt(ratio, 2)}×** (aim ≤ ${CONTROL_AIM}×: **${ratio <= CONTROL_AIM ? 'met' : 'not met'}**)`;
     const errors = [...control.busy, ...control.quiet].reduce((a, r) => a + r.non2xx, 0)
       + [...control.openBusy, ...control.openQuiet].reduce((a, r) => a + r.non2xx + r.failed, 0);
@@ -382,7 +384,8 @@ function section(o: Options, name: string, docs: number, queries: number, inproc
       + `Mean p99 busy / quiet: ${verdict(closed)}. Every core-second the control plane takes (its builds and the services it restarts are `
       + 'processes of their own) is throughput search loses here, and the queue of 32 grows with it.',
     `- Open loop (h2load, HTTP/2, a constant ${control.openRate} requests/s, ${Math.round(OPEN_SHARE * 100)}% of the quiet closed loop's throughput): `
-      + `p99 quiet ${openRuns(control.openQuiet)}; busy ${openRuns(control.openBusy)}. Mean p99 busy / quiet: ${verdict(open)}.`, '');
+      + `p99 quiet ${openRuns(control.openQuiet)}; busy ${openRuns(control.openBusy)}. Mean p99 busy / quiet: ${verdict(open)}. `
+      + `(h2load sends in bursts, here ${fmt(mean(bursts.map((b) => b.meanSize)), 1)} requests every ${fmt(mean(bursts.map((b) => b.intervalMs)), 1)} ms on average.)`, '');
   }
   if (rpc.length > 0) {
     const runS = Math.max(1, Math.round(o.rpcS / 2));

@@ -122,7 +122,9 @@ function section(o: Options, name: string, docs: number, queries: number, inproc
     const r = open.result;
     lines.push(`Open loop, ${workersLabel(open.workers)} search workers, ${fmt(r.rate, 0)} requests/s asked (${fmt(100 * o.openShare, 0)}% of its median closed-loop throughput at ${AIM.connections} connections), `
       + `${fmt(r.achieved, 0)} answered per second: mean ${fmt(r.latencyMs.mean)} ms, p50 ${fmt(r.latencyMs.p50)} ms, p90 ${fmt(r.latencyMs.p90)} ms, **p99 ${fmt(r.latencyMs.p99)} ms**, max ${fmt(r.latencyMs.max)} ms; `
-      + `non-2xx ${r.non2xx}, unanswered ${r.failed}; load average ${fmt(open.load, 1)}.`, '');
+      + `non-2xx ${r.non2xx}, unanswered ${r.failed}; load average ${fmt(open.load, 1)}. `
+      + `h2load sent in bursts: ${fmt(r.bursts.meanSize, 1)} requests every ${fmt(r.bursts.intervalMs, 1)} ms on average, so each burst alone keeps the server busy for about `
+      + `${fmt(o.openShare * r.bursts.intervalMs, 1)} ms at ${fmt(100 * o.openShare, 0)}% of capacity: the last request of a burst waits that long before any other cause of delay.`, '');
   }
   if (floor) {
     lines.push(`The HTTP layer alone (a query that matches nothing, so the engine does almost no work; ${floor.connections} connections, searches on the event loop): `

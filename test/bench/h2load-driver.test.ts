@@ -7,18 +7,29 @@ import http2 from 'node:http2';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openLoop, parseH2loadLog, summarize } from '../../bench/h2load.js';
+import { burstsOf, openLoop, parseH2loadLog, summarize } from '../../bench/h2load.js';
 import { testTls } from '../support/in-process.js';
 
 test('log lines are read as status and latency; percentiles and failures are summarized', () => {
   const entries = parseH2loadLog('1795480952116934\t200\t40357\n1795480952116927\t503\t1000\n1795480952116913\t-1\t0\n\n');
-  assert.deepEqual(entries, [{ status: 200, latencyMs: 40.357 }, { status: 503, latencyMs: 1 }, { status: -1, latencyMs: 0 }]);
+  assert.deepEqual(entries, [
+    { startUs: 1795480952116934, status: 200, latencyMs: 40.357 }, { startUs: 1795480952116927, status: 503, latencyMs: 1 }, { startUs: 1795480952116913, status: -1, latencyMs: 0 },
+  ]);
   const s = summarize(entries, 3, 1);
   assert.equal(s.requests, 3);
   assert.equal(s.non2xx, 1);
   assert.equal(s.failed, 1);
   assert.equal(s.latencyMs.p99, 40.357);
   assert.equal(s.latencyMs.p50, 1);
+  assert.deepEqual(s.bursts, { meanSize: 3, intervalMs: 0 }, 'sent within 21 µs: one burst');
+});
+
+test('bursts: requests sent close together count as one, and the time between bursts is their mean start interval', () => {
+  const at = (startUs: number) => ({ startUs, status: 200, latencyMs: 1 });
+  // three bursts 10 ms apart (4, 2 and 3 requests), out of order as h2load logs them
+  const entries = [0, 30, 10_000, 60, 20_050, 20, 10_100, 20_000, 20_120].map(at);
+  assert.deepEqual(burstsOf(entries), { meanSize: 3, intervalMs: 10 });
+  assert.deepEqual(burstsOf([0, 1_000, 2_000].map(at)), { meanSize: 1, intervalMs: 1 }, 'evenly spaced arrivals are bursts of one');
 });
 
 test('a real h2load run sends every URL at a constant rate and reports each answer', async () => {
