@@ -1,8 +1,10 @@
 /**
- * The scale benchmark (`npm run bench:corpus -- <corpus.jsonl> [--docs N] [--peers fts5] [--queries N]`):
- * Quarry built from a Wikipedia-style JSONL (`{_id, title, text}` per line) streamed from disk — never
- * held in memory, so the build's peak RSS is the writer's — then served by a fresh process that only
- * opens the index, as a server would. `--docs N` beyond the file's length grows it by perturbed passes
+ * The scale benchmark (`npm run bench:corpus -- <corpus.jsonl> [--docs N] [--peers fts5] [--queries N]
+ * [--commit-every N]`): Quarry built from a Wikipedia-style JSONL (`{_id, title, text}` per line) streamed
+ * from disk — never held in memory, so the build's peak RSS is the writer's — then served by a fresh
+ * process that only opens the index, as a server would. The build commits once at the end (the bulk
+ * load the peers do too), or every N documents with `--commit-every N`, as `quarry import` does (every
+ * 2,000 by default), so that its merges run during the build. `--docs N` beyond the file's length grows it by perturbed passes
  * (bench/synth-corpus.ts `perturbedDocs`); `--synthetic N` uses the synthetic Wikipedia-like generator
  * instead of a file. Every phase runs in its own child process so each memory figure is its own.
  *
@@ -73,7 +75,7 @@ function idxSections(file: string): Record<string, number> {
   }
 }
 
-async function buildQuarry(source: Source, dir: string): Promise<BuildReport> {
+async function buildQuarry(source: Source, dir: string, commitEvery?: number): Promise<BuildReport> {
   const { Index } = await import('../src/engine/index.js');
   const index = await Index.open(dir);
   const w = await index.openWriter();
@@ -84,6 +86,7 @@ async function buildQuarry(source: Source, dir: string): Promise<BuildReport> {
   for await (const d of docsOf(source)) {
     textBytes += Buffer.byteLength(d.title) + Buffer.byteLength(d.text);
     w.upsert({ cid: BigInt(++docs), title: d.title, text: d.text });
+    if (commitEvery !== undefined && docs % commitEvery === 0) await w.commit();
   }
   const info = await w.commit();
   await w.close();
@@ -329,19 +332,21 @@ export async function runScale(argv: string[]): Promise<void> {
   const arg = (name: string) => { const i = argv.indexOf(`--${name}`); return i >= 0 ? argv[i + 1] : undefined; };
   const path = argv.find((a, i) => !a.startsWith('--') && !argv[i - 1]?.startsWith('--'));
   const synthetic = arg('synthetic') === undefined ? undefined : Number(arg('synthetic'));
-  if (!path && synthetic === undefined) throw new Error('usage: bench:corpus -- <corpus.jsonl> [--docs N] | --synthetic N; [--peers fts5,lucene,xapian] [--queries N] [--keep dir]');
+  if (!path && synthetic === undefined) throw new Error('usage: bench:corpus -- <corpus.jsonl> [--docs N] | --synthetic N; [--peers fts5,lucene,xapian] [--queries N] [--commit-every N] [--keep dir]');
   const docs = arg('docs') === undefined ? undefined : Number(arg('docs'));
   const source: Source = path ? (docs === undefined ? { path } : { path, docs }) : { synthetic: synthetic! };
+  const commitEvery = arg('commit-every') === undefined ? undefined : Number(arg('commit-every'));
+  if (commitEvery !== undefined && !(Number.isSafeInteger(commitEvery) && commitEvery >= 1)) throw new Error('--commit-every takes a number of documents ≥ 1');
   const peers = (arg('peers') ?? '').split(',').filter((p) => p !== '');
   const queries = await makeQueries(source, Number(arg('queries') ?? 1000));
   const work = arg('keep') ?? mkdtempSync(join(tmpdir(), 'quarry-scale-index-'));
-  console.log(`# bench:corpus (scale): ${path ?? `synthetic ${synthetic}`}${docs !== undefined && path ? `, ${docs} docs` : ''}; ${queries.length} queries; node ${process.version}, ${cpus()[0]?.model ?? '?'} × ${cpus().length}, ${Math.round(totalmem() / 2 ** 30)} GiB`);
+  console.log(`# bench:corpus (scale): ${path ?? `synthetic ${synthetic}`}${docs !== undefined && path ? `, ${docs} docs` : ''}; ${queries.length} queries; ${commitEvery === undefined ? 'one commit' : `a commit every ${commitEvery} documents`}; node ${process.version}, ${cpus()[0]?.model ?? '?'} × ${cpus().length}, ${Math.round(totalmem() / 2 ** 30)} GiB`);
   try {
     const builds: BuildReport[] = [];
     const serves: ServeReport[] = [];
     const qdir = join(work, 'quarry');
-    builds.push(child<BuildReport>('build-quarry', { source, dir: qdir }));
-    console.error(`scale: quarry built: ${builds[0]!.docs} docs in ${fmt(builds[0]!.buildMs / 1000, 1)} s`);
+    builds.push(child<BuildReport>('build-quarry', { source, dir: qdir, commitEvery }));
+    console.error(`scale: quarry built: ${builds[0]!.docs} docs in ${fmt(builds[0]!.buildMs / 1000, 1)} s, ${commitEvery === undefined ? 'one commit' : `a commit every ${commitEvery} documents`}`);
     serves.push(child<ServeReport>('serve-quarry', { dir: qdir, queries }));
     if (peers.includes('fts5')) {
       const file = join(work, 'fts.db');
@@ -372,9 +377,9 @@ export async function runScale(argv: string[]): Promise<void> {
 }
 
 async function phase(name: string, inFile: string, outFile: string): Promise<void> {
-  const p = JSON.parse(readFileSync(inFile, 'utf8')) as { source: Source; dir: string; file: string; queries: Query[]; peer: string; work: string };
+  const p = JSON.parse(readFileSync(inFile, 'utf8')) as { source: Source; dir: string; file: string; queries: Query[]; peer: string; work: string; commitEvery?: number };
   let out: unknown;
-  if (name === 'build-quarry') out = await buildQuarry(p.source, p.dir);
+  if (name === 'build-quarry') out = await buildQuarry(p.source, p.dir, p.commitEvery);
   else if (name === 'serve-quarry') out = await serveQuarry(p.dir, p.queries);
   else if (name === 'build-fts5') out = await buildFts5(p.source, p.file);
   else if (name === 'serve-fts5') out = await serveFts5(p.file, p.queries);
