@@ -4,9 +4,9 @@
  * from disk — never held in memory, so the build's peak RSS is the writer's — then served by a fresh
  * process that only opens the index, as a server would. The build commits once at the end (the bulk
  * load the peers do too), or every N documents with `--commit-every N`, as `quarry import` does (every
- * 2,000 by default), so that its merges run during the build. `--docs N` beyond the file's length grows it by perturbed passes
- * (bench/synth-corpus.ts `perturbedDocs`); `--synthetic N` uses the synthetic Wikipedia-like generator
- * instead of a file. Every phase runs in its own child process so each memory figure is its own.
+ * 2,000 by default), so that its merges run during the build. `--docs N` beyond the file's length grows
+ * it by perturbed passes (bench/synth-corpus.ts `perturbedDocs`); `--synthetic N` uses the synthetic
+ * Wikipedia-like generator instead of a file. Every phase runs in its own child process so each memory figure is its own.
  *
  * Reported: build wall/CPU time and MB/s of text, peak RSS of the build, index bytes per structure
  * (the `.idx` sections: lengths = norms, cids, postings with their skip tables, positions, heads, term

@@ -66,6 +66,7 @@ function bestWindow(text: string, terms: ReadonlySet<string>, budget: number): [
   const idOf = new Map<string, number>();
   const keys = stemKeys(terms);
   tokenize(scanned, (_unstemmed, surface, _position, start, end) => {
+    // the filter below passes only tokens whose first letter has keys
     if (!startsWithKey(surface, keys.get(surface.charCodeAt(0))!)) return;
     const term = stemSurface(surface);
     if (!terms.has(term)) return;
@@ -119,6 +120,7 @@ function stemKeys(terms: ReadonlySet<string>): Map<number, string[]> {
   return keys;
 }
 
+/** Whether `surface` starts with one of `keys`. */
 function startsWithKey(surface: string, keys: readonly string[]): boolean {
   for (const k of keys) if (surface.startsWith(k)) return true;
   return false;
