@@ -6,7 +6,8 @@
  * load the peers do too), or every N documents with `--commit-every N`, as `quarry import` does (every
  * 2,000 by default), so that its merges run during the build. `--docs N` beyond the file's length grows
  * it by perturbed passes (bench/synth-corpus.ts `perturbedDocs`); `--synthetic N` uses the synthetic
- * Wikipedia-like generator instead of a file. Every phase runs in its own child process so each memory figure is its own.
+ * Wikipedia-like generator instead of a file. Every phase runs in its own child process so each memory
+ * figure is its own.
  *
  * Reported: build wall/CPU time and MB/s of text, peak RSS of the build, index bytes per structure
  * (the `.idx` sections: lengths = norms, cids, postings with their skip tables, positions, heads, term
