@@ -99,7 +99,7 @@ export function tokenize(text: string, sink: TokenSink, firstPosition = 0, stem 
   let start = -1;
   // the token in progress was refused by `wants`: its chars are only walked over
   let skipping = false;
-  // The loop's own variables (`i`, `j`) are not used here, so they stay out of this closure's context.
+  // The loop's own variables (`i`, `j`) are not used in these closures, so they stay out of their context.
   const flush = (end: number) => {
     if (skipping) {
       skipping = false;
@@ -109,6 +109,11 @@ export function tokenize(text: string, sink: TokenSink, firstPosition = 0, stem 
     }
     buf = '';
     start = -1;
+  };
+  /** A token starts at `at` with the folded code unit `unit`. */
+  const begin = (at: number, unit: number) => {
+    start = at;
+    skipping = wants !== undefined && !wants(unit);
   };
   const n = text.length;
   let i = 0;
@@ -132,10 +137,7 @@ export function tokenize(text: string, sink: TokenSink, firstPosition = 0, stem 
         if (b !== c) lower = false;
         j++;
       }
-      if (start < 0) {
-        start = i;
-        if (wants !== undefined && !wants(a)) skipping = true;
-      }
+      if (start < 0) begin(i, a);
       if (!skipping) {
         const run = text.slice(i, j);
         buf += lower ? run : run.toLowerCase();
@@ -158,10 +160,7 @@ export function tokenize(text: string, sink: TokenSink, firstPosition = 0, stem 
           lettersHere = false;
         } else {
           lettersHere = true;
-          if (start < 0) {
-            start = i;
-            if (wants !== undefined && !wants(c.charCodeAt(0))) skipping = true;
-          }
+          if (start < 0) begin(i, c.charCodeAt(0));
           if (!skipping) buf += c;
         }
       }
