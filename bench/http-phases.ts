@@ -180,7 +180,8 @@ interface ControlPhase {
   setupSeconds: number;
 }
 
-const meanP99 = (runs: readonly { latencyMs: { p99: number } }[]): number => runs.reduce((a, r) => a + r.latencyMs.p99, 0) / runs.length;
+const mean = (xs: readonly number[]): number => xs.reduce((a, x) => a + x, 0) / xs.length;
+const meanP99 = (runs: readonly { latencyMs: { p99: number } }[]): number => mean(runs.map((r) => r.latencyMs.p99));
 
 /**
  * Step 7: search p99 on a quiet control plane and while it builds, promotes, reconciles and observes,
@@ -371,7 +372,6 @@ function section(o: Options, name: string, docs: number, queries: number, inproc
     const runs = (rs: WrkResult[]): string => rs.map((r) => `${fmt(r.latencyMs.p99)} ms (${fmt(r.requestsPerSecond, 0)}/s)`).join(', ');
     const openRuns = (rs: OpenLoopResult[]): string => rs.map((r) => `${fmt(r.latencyMs.p99)} ms`).join(', ');
     const bursts = [...control.openQuiet, ...control.openBusy].map((r) => r.bursts);
-    const mean = (xs: number[]) => xs.reduce((a, x) => a + x, 0) / Math.max(1, xs.length);
     const verdict = (ratio: number) => `**${fmt(ratio, 2)}×** (aim ≤ ${CONTROL_AIM}×: **${ratio <= CONTROL_AIM ? 'met' : 'not met'}**)`;
     const errors = [...control.busy, ...control.quiet].reduce((a, r) => a + r.non2xx, 0)
       + [...control.openBusy, ...control.openQuiet].reduce((a, r) => a + r.non2xx + r.failed, 0);
