@@ -338,16 +338,17 @@ export async function runScale(argv: string[]): Promise<void> {
   const source: Source = path ? (docs === undefined ? { path } : { path, docs }) : { synthetic: synthetic! };
   const commitEvery = arg('commit-every') === undefined ? undefined : Number(arg('commit-every'));
   if (commitEvery !== undefined && !(Number.isSafeInteger(commitEvery) && commitEvery >= 1)) throw new Error('--commit-every takes a number of documents ≥ 1');
+  const cadence = commitEvery === undefined ? 'one commit' : `a commit every ${commitEvery} documents`;
   const peers = (arg('peers') ?? '').split(',').filter((p) => p !== '');
   const queries = await makeQueries(source, Number(arg('queries') ?? 1000));
   const work = arg('keep') ?? mkdtempSync(join(tmpdir(), 'quarry-scale-index-'));
-  console.log(`# bench:corpus (scale): ${path ?? `synthetic ${synthetic}`}${docs !== undefined && path ? `, ${docs} docs` : ''}; ${queries.length} queries; ${commitEvery === undefined ? 'one commit' : `a commit every ${commitEvery} documents`}; node ${process.version}, ${cpus()[0]?.model ?? '?'} × ${cpus().length}, ${Math.round(totalmem() / 2 ** 30)} GiB`);
+  console.log(`# bench:corpus (scale): ${path ?? `synthetic ${synthetic}`}${docs !== undefined && path ? `, ${docs} docs` : ''}; ${queries.length} queries; ${cadence}; node ${process.version}, ${cpus()[0]?.model ?? '?'} × ${cpus().length}, ${Math.round(totalmem() / 2 ** 30)} GiB`);
   try {
     const builds: BuildReport[] = [];
     const serves: ServeReport[] = [];
     const qdir = join(work, 'quarry');
     builds.push(child<BuildReport>('build-quarry', { source, dir: qdir, commitEvery }));
-    console.error(`scale: quarry built: ${builds[0]!.docs} docs in ${fmt(builds[0]!.buildMs / 1000, 1)} s, ${commitEvery === undefined ? 'one commit' : `a commit every ${commitEvery} documents`}`);
+    console.error(`scale: quarry built: ${builds[0]!.docs} docs in ${fmt(builds[0]!.buildMs / 1000, 1)} s, ${cadence}`);
     serves.push(child<ServeReport>('serve-quarry', { dir: qdir, queries }));
     if (peers.includes('fts5')) {
       const file = join(work, 'fts.db');
