@@ -7,7 +7,8 @@
  *   rules.ts       what each operation requires of its versions; dry-run plans
  *   promotion.ts   atomic switch, health-gated, automatic rollback
  *   reconciler.ts  the queue of target names and the desired-vs-observed decision
- *   observer.ts    observation (async, cached) and the cached verdicts
+ *   observer.ts    observation (async, cached) and the cached verdicts; the files of live releases are
+ *                  checked on a thread of their own (release-checker.ts)
  *
  * Rights, the allowlist check, input validation, idempotency and dry runs are the application service's
  * (`service.ts`), which every face calls.

@@ -4,8 +4,8 @@
  * snapshot and the reconcile loop read.
  *
  * Observation is asynchronous and cached, and never runs on the publish path. A full observation checks
- * the live release's files through the `ReleaseVerifier` (async I/O, hashing only files whose stat
- * changed). Publishing an event only marks the target dirty: its cached verdict is rebuilt at once from
+ * the live release's files through the `ReleaseChecker` (on a thread of its own, hashing only files whose
+ * stat changed). Publishing an event only marks the target dirty: its cached verdict is rebuilt at once from
  * the database, the pointer and the last file check of that version (a few syscalls, no file of the
  * release read: the bus requires a snapshot to reflect every event already published), and a full
  * observation follows in the background, one target at a time.
@@ -14,11 +14,10 @@
  * target carries a sequence number bumped by `markDirty`); the newer mark has scheduled a newer refresh.
  */
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SnapshotView } from '../events/bus.js';
-import type { ReleaseManifest, ReleaseStore } from './releases.js';
-import { ReleaseVerifier } from './release-verifier.js';
+import { ReleaseChecker } from './release-checker.js';
+import type { ReleaseStore } from './releases.js';
 import { loadRecipe, type Recipe } from './recipe.js';
 import type { ControlStore } from './store.js';
 import { probeHttp, type Supervisor } from './supervisor.js';
@@ -37,7 +36,7 @@ export interface ObserverOptions {
 }
 
 export class Observer {
-  readonly files = new ReleaseVerifier();
+  readonly files = new ReleaseChecker();
   readonly #o: ObserverOptions;
   readonly #verdicts = new Map<string, TargetStatus>();
   /** The last health probe of each service target's current process. */
@@ -96,11 +95,12 @@ export class Observer {
     return { status, current };
   }
 
-  /** Stops background refreshes and waits for the one running (the control plane is closing). */
+  /** Stops background refreshes, waits for the one running, then stops the file checks (the control plane is closing). */
   async close(): Promise<void> {
     this.#closed = true;
     this.#dirty.clear();
     await this.#draining;
+    await this.files.close();
   }
 
   async #drain(): Promise<void> {
@@ -115,13 +115,13 @@ export class Observer {
   }
 
   /**
-   * Paths of a release that differ from its manifest, undefined when the release is incomplete. Async
-   * and cached per file (see ReleaseVerifier); remembered as the target's last check of that version.
+   * Paths of a release that differ from its manifest, undefined when the release is incomplete. Off the
+   * event loop and cached per file (see ReleaseChecker); remembered as the target's last check of that
+   * version.
    */
   async verify(target: string, version: string): Promise<string[] | undefined> {
-    let manifest: ReleaseManifest | undefined;
-    try { manifest = JSON.parse(await readFile(this.#o.releases.manifestPath(target, version), 'utf8')) as ReleaseManifest; } catch { manifest = undefined; }
-    const modified = manifest ? await this.files.diff(this.#o.releases.releaseDir(target, version), manifest.files) : undefined;
+    const { releases } = this.#o;
+    const modified = await this.files.check(releases.manifestPath(target, version), releases.releaseDir(target, version));
     this.#lastCheck.set(target, { version, modified });
     return modified;
   }

@@ -1,9 +1,10 @@
 /**
- * Checks a release directory against its manifest without stalling the event loop, and without hashing
- * a file twice: the walk stats in short slices and a file is hashed as a stream (the loop serves other
- * work between slices and chunks), and a file's hash is remembered with the stat that produced it. A
- * later check stats every path but hashes only a file whose (size, mtime, ctime, inode) changed, so the
- * steady state of a resync costs one `lstat` per file.
+ * Checks a release directory against its manifest without hashing a file twice: a file's hash is
+ * remembered with the stat that produced it, and a later check stats every path but hashes only a file
+ * whose (size, mtime, ctime, inode) changed, so the steady state of a resync costs one `lstat` per file.
+ * The server runs it on the release-check thread (./release-check-thread.ts), off the event loop that
+ * serves search; the walk still stats in slices and hashes as a stream, so that thread answers its other
+ * requests between them.
  *
  * A cached hash is trusted only when the file's mtime and ctime are older than the moment the hash was
  * started by more than `racyMs` (1 s) (git's "racily clean" rule): timestamps are coarse (a few ms on some

@@ -20,6 +20,7 @@ import { Piscina } from 'piscina';
 import type { IndexOptions, SearchOptions, SearchResult, StoredDocument } from '../engine/index.js';
 import { QuarryError, UnavailableError } from '../kernel/errors.js';
 import type { Scope } from '../kernel/scope.js';
+import { threadModule } from '../kernel/thread-module.js';
 import type { ScopeSearcher, SearcherSource } from './service.js';
 import type { CommitNotice, Outcome, Task, WireError, WorkerData } from './worker.js';
 
@@ -31,12 +32,8 @@ export interface SearchPoolOptions {
   indexOptions?: IndexOptions;
 }
 
-/**
- * The worker's module, compiled: `dist/search/worker.js` beside this module in the built server, reached
- * from `src/search/` when this module runs from source (tests), since a worker thread inherits no loader
- * and runs what the build made (`npm start` and `npm test` build first).
- */
-const WORKER_MODULE = new URL(import.meta.url.endsWith('.ts') ? '../../dist/search/worker.js' : './worker.js', import.meta.url).href;
+/** The worker's module, compiled (see threadModule). */
+const WORKER_MODULE = threadModule(import.meta.url, 'worker').href;
 
 const WORKER_YOUNG_GENERATION_MIB = 24;
 
