@@ -4,15 +4,14 @@
  * environment, and the output directory is packed into a reproducible artifact. Output lines go to the
  * caller (the operation log and `build.log` events) and to a log file kept per build.
  */
-import { spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdtempSync, statSync } from 'node:fs';
 import { cp } from 'node:fs/promises';
-import { setPriority } from 'node:os';
 import { join } from 'node:path';
 import { BadRequestError } from '../kernel/errors.js';
 import { type Digest, digestFile, packArtifact } from './artifact.js';
 import { removeTreeAsync } from '../kernel/durable-file.js';
 import type { Recipe } from './recipe.js';
+import type { Spawner } from './spawner.js';
 
 /** The nice value builds run at (POSIX: 0 normal … 19 lowest). */
 const BUILD_NICE = 19;
@@ -25,6 +24,8 @@ export class BuildFailedError extends Error {
 }
 
 export interface BuildOptions {
+  /** Starts the build command (the control plane's spawn helper). */
+  spawner: Spawner;
   scratchDir: string;
   logFile: string;
   onLine(line: string): void;
@@ -48,28 +49,27 @@ export async function runBuild(recipe: Recipe, opts: BuildOptions): Promise<Buil
     }
     const [cmd, args] = resolveArgv(recipe.build.command);
     await new Promise<void>((resolve, reject) => {
-      const child = spawn(cmd, args, {
-        cwd: work,
-        stdio: ['ignore', 'pipe', 'pipe'],
+      // A build is background work on the cores that serve search: it yields to them (nice).
+      const child = opts.spawner.spawn({
+        command: cmd, args, cwd: work, output: 'pipe', nice: BUILD_NICE,
         env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: work, LANG: 'C.UTF-8', TZ: 'UTC', SOURCE_DATE_EPOCH: '0', QUARRY_TARGET: recipe.target },
-        signal: opts.signal,
-        timeout: recipe.build.timeoutMs,
-        killSignal: 'SIGKILL',
       });
-      // A build is background work on the cores that serve search: it yields to them.
-      if (child.pid !== undefined) { try { setPriority(child.pid, BUILD_NICE); } catch { /* not permitted: runs at normal priority */ } }
+      const stop = () => child.kill('SIGKILL');
+      const timer = setTimeout(stop, recipe.build.timeoutMs);
+      opts.signal?.addEventListener('abort', stop, { once: true });
+      if (opts.signal?.aborted) stop();
+      const done = () => { clearTimeout(timer); opts.signal?.removeEventListener('abort', stop); };
       let partial = '';
-      const onData = (chunk: Buffer): void => {
+      child.on('output', (chunk: Buffer) => {
         log.write(chunk);
         const text = partial + chunk.toString('utf8');
         const lines = text.split('\n');
         partial = lines.pop() ?? '';
         for (const l of lines) opts.onLine(l);
-      };
-      child.stdout.on('data', onData);
-      child.stderr.on('data', onData);
-      child.on('error', (err) => reject(new BuildFailedError(`build command failed to start: ${err.message}`, opts.logFile)));
-      child.on('close', (code, signal) => {
+      });
+      child.once('error', (err) => { done(); reject(new BuildFailedError(`build command failed to start: ${err.message}`, opts.logFile)); });
+      child.once('exit', (code, signal) => {
+        done();
         if (partial !== '') opts.onLine(partial);
         if (code === 0) resolve();
         else reject(new BuildFailedError(signal ? `build killed by ${signal} (timeout ${recipe.build.timeoutMs} ms or cancelled)` : `build exited with code ${code}`, opts.logFile));

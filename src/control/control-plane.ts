@@ -9,6 +9,7 @@
  *   reconciler.ts  the queue of target names and the desired-vs-observed decision
  *   observer.ts    observation (async, cached) and the cached verdicts; the files of live releases are
  *                  checked on a thread of their own (release-checker.ts)
+ *   spawner.ts     builds and services are started by a small helper process, never by a fork of the server
  *
  * Rights, the allowlist check, input validation, idempotency and dry runs are the application service's
  * (`service.ts`), which every face calls.
@@ -33,6 +34,7 @@ import { type ArtifactLimits, type Digest, DEFAULT_ARTIFACT_LIMITS, inspectArtif
 import { BuildFailedError, runBuild } from './builder.js';
 import { forEachBounded } from './bounded.js';
 import { Observer } from './observer.js';
+import { Spawner } from './spawner.js';
 import { OperationRunner, OpFailure, Slots, type OpAnswer, type OpRun, type OpView } from './operations.js';
 import { Promoter } from './promotion.js';
 import { loadRecipe } from './recipe.js';
@@ -102,6 +104,8 @@ export class ControlPlane {
   readonly #db: Db;
   readonly #now: () => Date;
   readonly #builds: Slots;
+  /** Starts builds and services from a small helper process: a fork of the server would stall its event loop. */
+  readonly #spawner = new Spawner();
   readonly #o: Required<Pick<ControlPlaneOptions,
     'historyLimit' | 'uploadLimitBytes' | 'idempotencyTtlMs' | 'reconcileConcurrency'>>;
   #state: Lifecycle = 'created';
@@ -127,6 +131,7 @@ export class ControlPlane {
     this.store = new ControlStore(o.db, this.#now);
     this.supervisor = new Supervisor({
       ...o.supervisor,
+      spawner: this.#spawner,
       marker: root,
       logsDir: (t) => this.releases.logsDir(t),
       onRestart: (target, version, restarts) => {
@@ -227,6 +232,7 @@ export class ControlPlane {
       await this.ops.drain();
       await this.supervisor.close();
       await this.observer.close();
+      this.#spawner.close();
       this.#state = 'closed';
     })();
     return this.#closing;
@@ -291,7 +297,7 @@ export class ControlPlane {
           let result;
           try {
             result = await runBuild(recipe, {
-              scratchDir: this.releases.scratchDir, logFile,
+              spawner: this.#spawner, scratchDir: this.releases.scratchDir, logFile,
               onLine: (line) => { run.log(line); this.#publish('build.log', { op_id: opId, line }, target); },
             });
           } catch (err) {

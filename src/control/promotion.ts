@@ -149,7 +149,7 @@ export class Promoter {
 async function waitHealthy(proc: ServiceProcess, path: string, timeoutMs: number, deadlineMs: number): Promise<boolean> {
   const deadline = Date.now() + deadlineMs;
   while (Date.now() < deadline) {
-    if (proc.child && (proc.child.exitCode !== null || proc.child.signalCode !== null)) return false;
+    if (proc.child && !proc.child.running) return false;
     if (await probeHttp(proc.port, path, Math.min(timeoutMs, Math.max(1, deadline - Date.now())))) return true;
     await sleep(50);
   }

@@ -2,21 +2,24 @@
  * The supervisor: runs `service` targets as child processes, one current process per target, each on a
  * port of its own on 127.0.0.1 (`PORT` in its environment). A current process that exits is restarted
  * after a capped exponential back-off; its stdout and stderr go straight to `logs/<target>/service.log`
- * (the file descriptor is handed to the child, so logs survive even if Quarry dies first).
+ * (the file descriptor is handed to the child, so logs survive even if Quarry dies first). Children are
+ * started through the control plane's spawn helper (./spawner.ts), so a start never stalls the server.
  *
  * Lifecycle decision: children are not re-adopted across Quarry restarts. Every child carries
  * `QUARRY_SUPERVISOR=<control dir>` in its environment; on start, `killOrphans()` finds processes left by
  * a previous run (after a crash) through /proc and stops them, and the controller starts fresh ones for
  * the desired versions. On `close()` every child gets SIGTERM, then SIGKILL after the grace period.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, openSync, readdirSync, readFileSync, renameSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, renameSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { resolveArgv } from './builder.js';
+import type { SpawnedProcess, Spawner } from './spawner.js';
 
 export interface SupervisorOptions {
+  /** Starts the children (the control plane's spawn helper). */
+  spawner: Spawner;
   /** Marker put in every child's environment; identifies our orphans after a crash. */
   marker: string;
   logsDir(target: string): string;
@@ -43,7 +46,7 @@ export interface ServiceProcess {
   restarts: number;
   /** True once it is the target's current process (restarted on exit); candidates are not. */
   current: boolean;
-  child: ChildProcess | undefined;
+  child: SpawnedProcess | undefined;
   exited: Promise<void>;
   startedAt: number;
   timer?: NodeJS.Timeout;
@@ -97,34 +100,32 @@ export class Supervisor {
       exited: Promise.resolve(), startedAt: Date.now(),
     };
     this.#all.add(proc);
-    this.#spawn(proc, command);
+    // Its pid is known when this settles, as it would be after a spawn of our own; a child that could
+    // not start has exited (`exited` settled, the health check fails).
+    await this.#spawn(proc, command).started.catch(() => undefined);
     return proc;
   }
 
-  #spawn(proc: ServiceProcess, command: readonly string[]): void {
+  #spawn(proc: ServiceProcess, command: readonly string[]): SpawnedProcess {
     const logFile = join(this.#o.logsDir(proc.target), 'service.log');
     try { if (statSync(logFile).size > this.#o.logMaxBytes) renameSync(logFile, `${logFile}.1`); } catch { /* no log yet */ }
-    const fd = openSync(logFile, 'a');
     const [cmd, args] = resolveArgv(command);
-    let child: ChildProcess;
-    try {
-      child = spawn(cmd, args, {
-        cwd: proc.dir,
-        stdio: ['ignore', fd, fd],
-        env: {
-          PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', TZ: 'UTC',
-          PORT: String(proc.port), HOST: '127.0.0.1',
-          QUARRY_TARGET: proc.target, QUARRY_VERSION: proc.version, QUARRY_SUPERVISOR: this.#o.marker,
-        },
-      });
-    } finally { closeSync(fd); }
+    const child = this.#o.spawner.spawn({
+      command: cmd, args, cwd: proc.dir, output: { file: logFile },
+      env: {
+        PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', TZ: 'UTC',
+        PORT: String(proc.port), HOST: '127.0.0.1',
+        QUARRY_TARGET: proc.target, QUARRY_VERSION: proc.version, QUARRY_SUPERVISOR: this.#o.marker,
+      },
+    });
     proc.child = child;
-    proc.pid = child.pid ?? 0;
+    proc.pid = 0;
     proc.state = 'running';
     proc.startedAt = Date.now();
+    child.once('spawn', (pid) => { if (proc.child === child) proc.pid = pid; });
     proc.exited = new Promise<void>((resolve) => {
-      child.on('error', () => resolve());
-      child.on('exit', () => {
+      child.once('error', () => resolve());
+      child.once('exit', () => {
         resolve();
         if (proc.state === 'stopped' || this.#closed) return;
         if (!proc.current) { proc.state = 'stopped'; return; }
@@ -140,6 +141,7 @@ export class Supervisor {
         }, delay);
       });
     });
+    return child;
   }
 
   /** Makes `proc` the target's current process and returns the one it replaces (still running). */
@@ -158,7 +160,7 @@ export class Supervisor {
     if (this.#current.get(proc.target) === proc) this.#current.delete(proc.target);
     proc.current = false;
     const child = proc.child;
-    if (child && child.exitCode === null && child.signalCode === null) {
+    if (child?.running) {
       child.kill('SIGTERM');
       const t = setTimeout(() => child.kill('SIGKILL'), this.#o.stopGraceMs);
       await proc.exited;
