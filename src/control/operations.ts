@@ -22,7 +22,11 @@ export class OpFailure extends Error {
   constructor(code: string, message: string) { super(message); this.code = code; }
 }
 
-/** The context of one running operation: log lines go to the op record's `log`. */
+/**
+ * The context of one running operation: log lines go to the op record's `log`, gathered for up to
+ * `OP_LOG_FLUSH_MS` and written in one statement (each write is a commit, an fsync on the event loop that
+ * serves search, and rewrites the log's row), and always before the op's end is committed or the op is read.
+ */
 export interface OpRun {
   op: OpRecord;
   actor: Principal | undefined;
@@ -30,6 +34,9 @@ export interface OpRun {
 }
 
 export type Steps = (run: OpRun) => Promise<void>;
+
+/** How long log lines of a running operation wait to be written together. */
+const OP_LOG_FLUSH_MS = 100;
 
 export interface LaunchOptions {
   version?: string | undefined;
@@ -53,6 +60,8 @@ export interface OperationRunnerOptions {
 export class OperationRunner {
   readonly #o: OperationRunnerOptions;
   readonly #running = new Map<string, Promise<void>>();
+  /** Log lines of running operations not yet written, and the timer that writes them. */
+  readonly #unwritten = new Map<string, { text: string; timer: NodeJS.Timeout }>();
 
   constructor(o: OperationRunnerOptions) { this.#o = o; }
 
@@ -87,7 +96,7 @@ export class OperationRunner {
   run(actor: Principal | undefined, op: OpRecord, lockedTarget: string | undefined, steps: Steps): OpAnswer {
     const { store } = this.#o;
     const opId = op.op_id;
-    const run: OpRun = { op, actor, log: (line) => store.appendOpLog(opId, `${line}\n`, this.#o.opLogMaxChars) };
+    const run: OpRun = { op, actor, log: (line) => this.#log(opId, line) };
     const p = (async () => {
       await Promise.resolve(); // the answer is computed before any step runs
       let result: 'ok' | 'failed' = 'ok';
@@ -102,6 +111,7 @@ export class OperationRunner {
       // holds the event loop, and a crash then sees all of it or none.
       try {
         this.#o.db.transaction(() => {
+          this.#writeLog(opId);
           store.updateOp(opId, result === 'ok' ? { state: 'succeeded' } : { state: 'failed', error: error! });
           if (lockedTarget) store.unlock(lockedTarget, opId);
           const final = store.getOp(opId)!;
@@ -123,6 +133,21 @@ export class OperationRunner {
     return { v: 1, op_id: opId, target: op.target, kind: op.kind, state: 'queued' };
   }
 
+  #log(opId: string, line: string): void {
+    const unwritten = this.#unwritten.get(opId);
+    if (unwritten) { unwritten.text += `${line}\n`; return; }
+    this.#unwritten.set(opId, { text: `${line}\n`, timer: setTimeout(() => this.#writeLog(opId), OP_LOG_FLUSH_MS) });
+  }
+
+  /** Writes the op's unwritten log lines, if any. */
+  #writeLog(opId: string): void {
+    const unwritten = this.#unwritten.get(opId);
+    if (!unwritten) return;
+    this.#unwritten.delete(opId);
+    clearTimeout(unwritten.timer);
+    this.#o.store.appendOpLog(opId, unwritten.text, this.#o.opLogMaxChars);
+  }
+
   #unlock(target: string, opId: string): void {
     this.#o.store.unlock(target, opId);
     this.#o.onUnlocked(target);
@@ -130,6 +155,7 @@ export class OperationRunner {
 
   /** The operation as `GET /api/ops/{op_id}` shows it; undefined when there is none. */
   view(opId: string): OpView | undefined {
+    this.#writeLog(opId);
     const op = this.#o.store.getOp(opId);
     return op && { v: 1, op_id: op.op_id, target: op.target, kind: op.kind, state: op.state, version: op.version, digest: op.digest, error: op.error, log: op.log };
   }
