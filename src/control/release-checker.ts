@@ -5,9 +5,9 @@
  * targets doing it for every live release, on the serving event loop that work held up searches. Here
  * the event loop only posts a request and takes the answer.
  *
- * The thread starts on the first check and does not keep the process alive. If it dies, the checks in
- * flight fail (a check that fails counts as not verified) and the next check starts a new thread, with an
- * empty hash cache.
+ * The thread starts on the first check and keeps the process alive only while a check is in flight. If
+ * it dies, the checks in flight fail (a check that fails counts as not verified) and the next check starts
+ * a new thread, with an empty hash cache.
  */
 import { Worker } from 'node:worker_threads';
 import { threadModule } from '../kernel/thread-module.js';
@@ -53,7 +53,9 @@ export class ReleaseChecker {
     const id = this.#next++;
     return new Promise((resolve, reject) => {
       this.#pending.set(id, { resolve, reject });
-      this.#thread().postMessage({ ...req, id } satisfies CheckRequest);
+      const w = this.#thread();
+      w.ref();
+      w.postMessage({ ...req, id } satisfies CheckRequest);
     });
   }
 
@@ -65,6 +67,7 @@ export class ReleaseChecker {
       const p = this.#pending.get(a.id);
       if (!p) return;
       this.#pending.delete(a.id);
+      if (this.#pending.size === 0) w.unref();
       if (a.ok) p.resolve(a.value);
       else p.reject(new Error(a.message));
     });

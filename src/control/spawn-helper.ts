@@ -46,8 +46,9 @@ function start(req: Extract<HelperRequest, { t: 'spawn' }>): void {
     if (req.nice !== undefined) { try { setPriority(child.pid!, req.nice); } catch { /* not permitted: normal priority */ } }
     send({ t: 'spawned', id: req.id, pid: child.pid! });
   });
-  child.once('error', (err) => {
-    // Only a child that never started is reported here; one that ran ends with its 'close'.
+  child.on('error', (err) => {
+    // Only a child that never started is reported here; one that ran ends with its 'close' (a failed
+    // kill of it is not an event the server waits for).
     if (child.pid !== undefined) return;
     children.delete(req.id);
     send({ t: 'failed', id: req.id, message: err.message });

@@ -176,7 +176,9 @@ export class Supervisor {
   }
 
   isAlive(proc: ServiceProcess): boolean {
-    if (proc.state !== 'running' || proc.pid === 0) return false;
+    if (proc.state !== 'running') return false;
+    // Asked to start, its pid not known yet: starting counts as alive.
+    if (proc.pid === 0) return proc.child?.running ?? false;
     try { process.kill(proc.pid, 0); return true; } catch { return false; }
   }
 
