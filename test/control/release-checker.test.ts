@@ -3,23 +3,19 @@
 // or release, and fail, rather than hang, once the checker is closed.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { manifestOf } from '../../src/control/artifact.js';
 import { ReleaseChecker } from '../../src/control/release-checker.js';
+import { smallRelease } from './support.js';
 
 let dir: string;
 let release: string;
 let manifestPath: string;
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'quarry-checker-'));
-  release = join(dir, 'r');
-  mkdirSync(join(release, 'sub'), { recursive: true });
-  writeFileSync(join(release, 'index.html'), '<p>hello</p>');
-  writeFileSync(join(release, 'sub', 'a.css'), 'a{}');
+  let manifest;
+  ({ dir, release, manifest } = await smallRelease('quarry-checker-'));
   manifestPath = join(dir, 'manifest.json');
-  writeFileSync(manifestPath, JSON.stringify({ files: await manifestOf(release) }));
+  writeFileSync(manifestPath, JSON.stringify({ files: manifest }));
   // Past the verifier's racy window (1 s): from now on the files' stamps are trusted.
   await new Promise((resolve) => setTimeout(resolve, 1_100));
 });

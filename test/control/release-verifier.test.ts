@@ -3,23 +3,17 @@
 // recently to trust its timestamps is hashed again ("racily clean", as git calls it).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { manifestOf, type FileManifest } from '../../src/control/artifact.js';
 import { ReleaseVerifier } from '../../src/control/release-verifier.js';
+import { smallRelease } from './support.js';
 
 let dir: string;
 let release: string;
 let manifest: FileManifest;
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'quarry-verifier-'));
-  release = join(dir, 'r');
-  mkdirSync(join(release, 'sub'), { recursive: true });
-  writeFileSync(join(release, 'index.html'), '<p>hello</p>');
-  writeFileSync(join(release, 'sub', 'a.css'), 'a{}');
-  symlinkSync('index.html', join(release, 'home'));
-  manifest = await manifestOf(release);
+  ({ dir, release, manifest } = await smallRelease('quarry-verifier-'));
 });
 after(() => { rmSync(dir, { recursive: true, force: true }); });
 

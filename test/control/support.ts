@@ -4,7 +4,7 @@
  * event bus in a temp directory, and principals built directly (the library tests do not need the auth
  * module's capabilities).
  */
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,6 +12,7 @@ import { RIGHTS, type Principal, type Right } from '../../src/kernel/principal.j
 import { EventBus, type BusEvent } from '../../src/events/bus.js';
 import { openDb, type Db } from '../../src/store/db.js';
 import { ControlPlane, ControlService, type ControlPlaneOptions, type OpView, type Submitted } from '../../src/control/index.js';
+import { manifestOf, type FileManifest } from '../../src/control/artifact.js';
 
 export const REPO = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -21,6 +22,17 @@ export function principal(rights: readonly Right[] | 'all' = 'all', targets?: re
     kind: 'capability', capId, account: 'tester', rights: set,
     can: (right, target) => set.has(right) && (target === undefined || targets === undefined || targets.includes(target)),
   };
+}
+
+/** A small release (`index.html`, `sub/a.css`, the symlink `home` → `index.html`) in a new temp directory, with its manifest. */
+export async function smallRelease(prefix: string): Promise<{ dir: string; release: string; manifest: FileManifest }> {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const release = join(dir, 'r');
+  mkdirSync(join(release, 'sub'), { recursive: true });
+  writeFileSync(join(release, 'index.html'), '<p>hello</p>');
+  writeFileSync(join(release, 'sub', 'a.css'), 'a{}');
+  symlinkSync('index.html', join(release, 'home'));
+  return { dir, release, manifest: await manifestOf(release) };
 }
 
 export const anonymous: Principal = { kind: 'anonymous', rights: new Set(), can: () => false };
