@@ -6,9 +6,8 @@
  *
  * A `SpawnedProcess` stands for the child: its pid once started, its output (when piped), its exit, and
  * `kill`. The helper starts on the first spawn; like a child of our own, a child that has not exited
- * keeps the process alive, and an idle helper does not. If it dies, its
- * children are killed (they can no longer be watched) and reported as exited by SIGKILL; the next spawn
- * starts a new helper.
+ * keeps the process alive, and an idle helper does not. If the helper dies, its children are killed (they
+ * can no longer be watched) and reported as exited by SIGKILL; the next spawn starts a new helper.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
@@ -42,6 +41,7 @@ export class SpawnedProcess extends EventEmitter<{
   /** Settles with the pid once started, or rejects when it could not start. */
   readonly started: Promise<number>;
   #settle!: { resolve(pid: number): void; reject(err: Error): void };
+  #failed = false;
 
   constructor(readonly id: number, readonly kill: (signal?: NodeJS.Signals) => void) {
     super();
@@ -53,7 +53,6 @@ export class SpawnedProcess extends EventEmitter<{
 
   /** True until it exited (or failed to start). */
   get running(): boolean { return this.exitCode === null && this.signalCode === null && !this.#failed; }
-  #failed = false;
 
   /** @internal The helper's report. */
   deliver(e: HelperEvent): void {
