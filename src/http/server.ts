@@ -605,18 +605,38 @@ const bodyCutShort = () => new BadRequestError('The request body ended before it
 /**
  * A request body read whole, the buffered counterpart of the streaming reader in `makeContext` with the
  * same outcomes: over `limit` → 413 and the client leaving or breaking its framing mid-body → 400, the
- * request destroyed as an abandoned stream is; the request's own abort (its timeout) → that error. Plain
- * listeners rather than an async iterator: most POST bodies arrive in one chunk, and the iterator's
- * machinery would cost more than the read.
+ * request destroyed as an abandoned stream is; the request's own abort (its timeout) → that error.
+ *
+ * A handler runs while node's HTTP/1.1 parser is still inside the network read that held the request's
+ * head; a small body in the same read is parsed right after, before any promise job runs. So after one
+ * such job the body is often already buffered in full, and it is taken at once, with no listener at all.
+ * Otherwise plain listeners collect it rather than an async iterator: most POST bodies arrive in one
+ * chunk, and the iterator's machinery would cost more than the read.
  */
-function readWhole(req: Req, limit: number, signal: AbortSignal): Promise<Buffer> {
+async function readWhole(req: Req, limit: number, signal: AbortSignal): Promise<Buffer> {
+  // With a declared length the body is whole once that many bytes arrived (the HTTP parser frames it
+  // by that length), so the answer need not wait for 'end' a few ticks later.
+  const declared = Number(req.headers['content-length'] ?? NaN);
+  if (declared > 0 && declared <= limit) {
+    await undefined;
+    if (!signal.aborted && req.readableLength === declared) {
+      const whole = req.read() as Buffer | null;
+      if (whole !== null && whole.length === declared) {
+        readInFull.add(req);
+        return whole;
+      }
+      // read() takes what is buffered, all of it: anything else is a stream this path does not know
+      if (whole !== null) req.unshift(whole);
+    }
+  }
+  return collectBody(req, limit, signal, declared);
+}
+
+function collectBody(req: Req, limit: number, signal: AbortSignal, declared: number): Promise<Buffer> {
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let total = 0;
     let settled = false;
-    // With a declared length the body is whole once that many bytes arrived (the HTTP parser frames it
-    // by that length), so the answer need not wait for 'end' a few ticks later.
-    const declared = Number(req.headers['content-length'] ?? NaN);
     const cleanup = () => {
       settled = true;
       req.off('data', onData);
