@@ -13,7 +13,7 @@ import type { ControlService, OpAnswer, PlanAnswer, Submitted, TargetStatus } fr
 import { NotFoundError, QuarryError } from '../kernel/errors.js';
 import type { Principal } from '../kernel/principal.js';
 import type { SearchService } from '../search/service.js';
-import { encodeSearchResponse } from './search-wire.js';
+import { decodeSearchRequest, encodeSearchResponse } from './search-wire.js';
 import { AuthService as AuthServiceDesc, IssuedCapabilitySchema, TargetListSchema } from './gen/quarry/v1/auth_pb.js';
 import {
   ControlService as ControlServiceDesc, DeployStatusSchema, HealthStatusSchema, InventorySchema, OperationAcceptedSchema,
@@ -44,6 +44,8 @@ export interface Procedure {
   call(ctx: CallContext, request: MessageShape<DescMessage>): Promise<MessageShape<DescMessage>>;
   /** The response in the binary format by a dedicated writer, for a method on the hot path; else the generic encoder. */
   readonly encodeBinary?: (response: MessageShape<DescMessage>) => Buffer;
+  /** The request from the binary format by a dedicated reader of its usual form (undefined: the generic decoder decides). */
+  readonly decodeBinary?: (bytes: Uint8Array) => MessageShape<DescMessage> | undefined;
 }
 
 export interface Services {
@@ -58,12 +60,15 @@ type Impl<M extends DescMethod> = (ctx: CallContext, req: MessageShape<M['input'
 /** Every method of the contract, by procedure name: `quarry.v1.<Service>/<Method>`, as on the Connect path and in `Call.procedure`. */
 export function procedures(s: Services): Map<string, Procedure> {
   const table = new Map<string, Procedure>();
-  const add = <M extends DescMethod>(method: M, impl: Impl<M>, encodeBinary?: (response: MessageShape<M['output']>) => Buffer) => {
+  const add = <M extends DescMethod>(
+    method: M, impl: Impl<M>,
+    wire?: { encode: (response: MessageShape<M['output']>) => Buffer; decode: (bytes: Uint8Array) => MessageShape<M['input']> | undefined },
+  ) => {
     const name = `${method.parent.typeName}/${method.name}`;
     table.set(name, {
       method, sideEffectFree: method.idempotency === MethodOptions_IdempotencyLevel.NO_SIDE_EFFECTS,
       call: async (ctx, req) => impl(ctx, req as MessageShape<M['input']>) as MessageShape<DescMessage>,
-      ...(encodeBinary ? { encodeBinary: encodeBinary as (response: MessageShape<DescMessage>) => Buffer } : {}),
+      ...(wire ? { encodeBinary: wire.encode as (response: MessageShape<DescMessage>) => Buffer, decodeBinary: wire.decode } : {}),
     });
   };
 
@@ -79,7 +84,7 @@ export function procedures(s: Services): Map<string, Procedure> {
     if (r.phrase_exact !== undefined) response.phraseExact = r.phrase_exact;
     if (r.did_you_mean !== undefined) response.didYouMean = r.did_you_mean;
     return response;
-  }, encodeSearchResponse);
+  }, { encode: encodeSearchResponse, decode: decodeSearchRequest });
   add(search.getDoc, async ({ principal }, req) => {
     const d = await s.search.doc(principal, { cid: req.cid.toString(), scope: scopeIn(req.scope) });
     if (!d.found) throw new NotFoundError(d.error.message, 'cid');

@@ -25,6 +25,7 @@ function header(headers: IncomingHttpHeaders, name: string): string | undefined 
 /** The codec of a unary request's `Content-Type` (415 `unsupported_media_type` for anything else). */
 export function codecOf(headers: IncomingHttpHeaders): Codec {
   const raw = header(headers, 'content-type') ?? '';
+  if (raw === 'application/proto') return 'proto';
   const [type = '', ...params] = raw.split(';').map((s) => s.trim().toLowerCase());
   const charsetOk = params.every((p) => !p.startsWith('charset=') || p === 'charset=utf-8');
   if (type === 'application/proto' && params.length === 0) return 'proto';

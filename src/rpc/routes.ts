@@ -12,6 +12,7 @@ import type { BytesReply, RequestContext, Route, RouteGroup } from '../http/rout
 import { BadRequestError, MethodNotAllowedError, NotFoundError } from '../kernel/errors.js';
 import { contractRoute, type Contract } from './contract.js';
 import { CallSchema } from './gen/quarry/v1/call_pb.js';
+import { decodeCall } from './search-wire.js';
 import { procedures, type CallContext, type Procedure, type Services } from './methods.js';
 import {
   checkConnectHeaders, codecOf, decodeJsonValue, decodeMessage, encodeMessage, errorReply, messageReply, timeoutOf, withDeadline,
@@ -28,6 +29,11 @@ export function rpcRoutes(contract: Contract, services: Services): RouteGroup {
     if (p) return p;
     const shown = name.length > 200 ? `${JSON.stringify(name.slice(0, 200))}…` : JSON.stringify(name);
     throw new NotFoundError(`No procedure ${shown} in the contract; procedures are written quarry.v1.<Service>/<Method> (GET /api/rpc.contract lists them).`, 'procedure');
+  }
+
+  /** The request message of `p` from `bytes`: its dedicated reader first, where it has one. */
+  function decodeInput(p: Procedure, bytes: Uint8Array, codec: Codec): MessageShape<DescMessage> {
+    return (codec === 'proto' ? p.decodeBinary?.(bytes) : undefined) ?? decodeMessage(p.method.input, bytes, codec);
   }
 
   /** Decodes, runs under the caller's deadline, encodes: the part every form shares. */
@@ -48,9 +54,9 @@ export function rpcRoutes(contract: Contract, services: Services): RouteGroup {
     const codec = codecOf(ctx.headers);
     const body = await ctx.body();
     if (codec === 'proto') {
-      const call = decodeMessage(CallSchema, body, 'proto', 'body');
+      const call = decodeCall(body) ?? decodeMessage(CallSchema, body, 'proto', 'body');
       const p = lookup(call.procedure);
-      return run(ctx, p, () => decodeMessage(p.method.input, call.message, 'proto'), codec);
+      return run(ctx, p, () => decodeInput(p, call.message, 'proto'), codec);
     }
     let json: unknown;
     try { json = JSON.parse(body.toString('utf8')); } catch { throw new BadRequestError('The body is not valid JSON.', 'body'); }
@@ -59,9 +65,9 @@ export function rpcRoutes(contract: Contract, services: Services): RouteGroup {
     if (typeof procedure !== 'string') throw new BadRequestError('procedure must be a string, e.g. "quarry.v1.SearchService/Search".', 'procedure');
     const p = lookup(procedure);
     return run(ctx, p, () => {
-      if (message === undefined || message === null) return decodeMessage(p.method.input, new Uint8Array(), 'proto');
+      if (message === undefined || message === null) return decodeInput(p, new Uint8Array(), 'proto');
       // Canonical proto-JSON writes `bytes` as base64: the binary request. An object is the request as proto-JSON.
-      if (typeof message === 'string') return decodeMessage(p.method.input, Buffer.from(message, 'base64'), 'proto');
+      if (typeof message === 'string') return decodeInput(p, Buffer.from(message, 'base64'), 'proto');
       return decodeJsonValue(p.method.input, message as JsonValue);
     }, codec);
   }
@@ -75,7 +81,7 @@ export function rpcRoutes(contract: Contract, services: Services): RouteGroup {
     const p = connectProcedure(ctx);
     const codec = codecOf(ctx.headers);
     const body = await ctx.body();
-    return run(ctx, p, () => decodeMessage(p.method.input, body, codec), codec);
+    return run(ctx, p, () => decodeInput(p, body, codec), codec);
   }
 
   async function connectGet(ctx: RequestContext): Promise<BytesReply> {
@@ -93,7 +99,7 @@ export function rpcRoutes(contract: Contract, services: Services): RouteGroup {
     const base64 = q.get('base64');
     if (base64 !== null && base64 !== '1' && base64 !== '0') throw new BadRequestError('base64 must be 1 or absent.', 'base64');
     const bytes = base64 === '1' ? Buffer.from(raw, 'base64url') : Buffer.from(raw, 'utf8');
-    return run(ctx, p, () => decodeMessage(p.method.input, bytes, encoding), encoding);
+    return run(ctx, p, () => decodeInput(p, bytes, encoding), encoding);
   }
 
   const procedureParams = [
