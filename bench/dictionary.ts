@@ -11,7 +11,9 @@
  * after a merge of two segments.
  */
 import { analyzeSurfaces } from '../src/engine/analysis/analyzer.js';
-import { SurfaceDictionary } from '../src/engine/spell/index.js';
+import { Correction } from '../src/engine/spell/index.js';
+import { Completion } from '../src/engine/suggest/index.js';
+import { SurfaceDictionary } from '../src/engine/surface/index.js';
 import { loadCollection } from './dataset.js';
 import { debianDocsCorpus } from './debian-docs.js';
 import { fmt, MB, percentile, seededRandom } from './measure.js';
@@ -73,7 +75,8 @@ async function main(): Promise<void> {
   }
   mergesCpu.sort((a, b) => a - b);
   const tTree = performance.now();
-  dict.complete('a', 10); // builds the range-argmax tree (lazily, on the first long range)
+  const completion = new Completion(dict);
+  completion.complete('a', 10); // builds the range-argmax tree (lazily, on the first long range)
   const treeMs = performance.now() - tTree;
   global.gc?.();
   const heapDelta = process.memoryUsage().heapUsed - heap0;
@@ -100,19 +103,20 @@ async function main(): Promise<void> {
     if (f.length < 4 || !/^[a-z]+$/.test(f) || dict.df(f) < 20) continue;
     words.push(f.length >= 9 ? typo(typo(f)) : typo(f));
   }
-  const complete = timeEach(prefixes, (p) => dict.complete(p, 10));
+  const complete = timeEach(prefixes, (p) => completion.complete(p, 10));
   const tRev = performance.now();
   const cRev = process.cpuUsage();
-  dict.correct('abcdefghijkl', docs.length); // builds the reversed forms (lazily, on the first correction)
+  const correction = new Correction(dict);
+  correction.correct('abcdefghijkl', docs.length); // builds the reversed forms (lazily, on the first correction)
   const reversedMs = performance.now() - tRev;
   const uRev = process.cpuUsage(cRev);
   const reversedCpuMs = (uRev.user + uRev.system) / 1000;
   const short = words.filter((w) => w.length < 9);
   const long = words.filter((w) => w.length >= 9);
-  const correct = timeEach(words, (w) => dict.correct(w, docs.length));
-  const correctShort = timeEach(short, (w) => dict.correct(w, docs.length));
-  const correctLong = timeEach(long, (w) => dict.correct(w, docs.length));
-  const corrected = words.filter((w) => dict.correct(w, docs.length) !== undefined).length;
+  const correct = timeEach(words, (w) => correction.correct(w, docs.length));
+  const correctShort = timeEach(short, (w) => correction.correct(w, docs.length));
+  const correctLong = timeEach(long, (w) => correction.correct(w, docs.length));
+  const corrected = words.filter((w) => correction.correct(w, docs.length) !== undefined).length;
 
   // what a later snapshot pays instead of a merge (src/engine/query/searcher.ts updates the previous
   // commit's dictionary): a commit of 50 documents as one new segment, and a merge of two segments into one
@@ -136,8 +140,12 @@ async function main(): Promise<void> {
     }
     return cpu.sort((a, b) => a - b)[1]!;
   };
-  const updateCommitMs = median3(() => SurfaceDictionary.update(dict, [], [commit]));
-  const updateMergeMs = median3(() => SurfaceDictionary.update(dict, sources.slice(0, 2), [mergedSource]));
+  // the update with the correction index carried over, as the searcher does it
+  const update = (removed: typeof sources, added: typeof sources) => {
+    Correction.after(correction, SurfaceDictionary.update(dict, removed, added));
+  };
+  const updateCommitMs = median3(() => update([], [commit]));
+  const updateMergeMs = median3(() => update(sources.slice(0, 2), [mergedSource]));
 
   console.log('');
   console.log('| measure | value |');

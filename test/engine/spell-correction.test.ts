@@ -3,7 +3,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { SurfaceDictionary } from '../../src/engine/spell/index.js';
+import { Correction } from '../../src/engine/spell/index.js';
+import { Completion } from '../../src/engine/suggest/index.js';
+import { SurfaceDictionary } from '../../src/engine/surface/index.js';
 
 /** Reference: optimal string alignment distance, the full matrix. */
 function osa(a: string, b: string): number {
@@ -36,7 +38,7 @@ function naiveCorrect(entries: Map<string, number>, word: string, totalDocs: num
   return best?.[0];
 }
 
-function build(entries: Map<string, number>, parts = 1): SurfaceDictionary {
+function build(entries: Map<string, number>, parts = 1): Correction {
   // split the entries over `parts` ascending sources to exercise the merge too
   const sorted = [...entries].sort((x, y) => (x[0] < y[0] ? -1 : 1));
   const sources: [string, number][][] = Array.from({ length: parts }, () => []);
@@ -46,7 +48,7 @@ function build(entries: Map<string, number>, parts = 1): SurfaceDictionary {
       sources[1 + (i % (parts - 1))]!.push([f, df - 1]);
     } else sources[i % parts]!.push([f, df]);
   });
-  return SurfaceDictionary.merge(sources);
+  return new Correction(SurfaceDictionary.merge(sources));
 }
 
 const word = fc.string({ unit: fc.constantFrom('a', 'b', 'c', 'd', 'e'), minLength: 1, maxLength: 11 });
@@ -95,8 +97,9 @@ test('a dictionary updated over commits and merges answers as one built from scr
     (initial, steps, probes) => {
       let live: Source[] = initial;
       let dict = SurfaceDictionary.merge(live);
+      let correction = new Correction(dict);
       for (const { drop, fold, add, warm } of steps) {
-        if (warm) dict.within('abcdeabcde', 2);
+        if (warm) correction.within('abcdeabcde', 2);
         const dropped = new Set(drop.map((d) => d % live.length));
         const removed = live.filter((_, i) => dropped.has(i));
         const added = [...add];
@@ -105,19 +108,24 @@ test('a dictionary updated over commits and merges answers as one built from scr
           for (const src of removed) for (const [f, df] of src) sum.set(f, (sum.get(f) ?? 0) + df);
           added.push([...sum].sort((x, y) => (x[0] < y[0] ? -1 : 1)));
         }
-        dict = SurfaceDictionary.update(dict, removed, added);
+        const updated = SurfaceDictionary.update(dict, removed, added);
+        dict = updated.dictionary;
+        correction = Correction.after(correction, updated);
         dict.verify();
+        correction.verify();
         live = [...live.filter((_, i) => !dropped.has(i)), ...added];
       }
       const fresh = SurfaceDictionary.merge(live);
+      const freshCorrection = new Correction(fresh);
       assert.equal(dict.size, fresh.size);
       for (const [f] of live.flat()) assert.equal(dict.df(f), fresh.df(f), f);
       for (const w of probes) {
-        for (const k of [1, 2]) assert.deepEqual(dict.within(w, k), fresh.within(w, k), `${w} within ${k}`);
-        assert.deepEqual(dict.complete(w.slice(0, 2), 5), fresh.complete(w.slice(0, 2), 5));
-        assert.equal(dict.correct(w, 1000), fresh.correct(w, 1000));
+        for (const k of [1, 2]) assert.deepEqual(correction.within(w, k), freshCorrection.within(w, k), `${w} within ${k}`);
+        assert.deepEqual(new Completion(dict).complete(w.slice(0, 2), 5), new Completion(fresh).complete(w.slice(0, 2), 5));
+        assert.equal(correction.correct(w, 1000), freshCorrection.correct(w, 1000));
       }
       fresh.verify();
+      freshCorrection.verify();
     }), { numRuns: 300 });
 });
 
@@ -127,8 +135,8 @@ test('an update that removes a form more often than it was added is refused', ()
 });
 
 test('an empty dictionary corrects nothing', () => {
-  assert.equal(SurfaceDictionary.empty().correct('anything', 10), undefined);
-  assert.equal(SurfaceDictionary.merge([]).correct('anything', 10), undefined);
+  assert.equal(new Correction(SurfaceDictionary.empty()).correct('anything', 10), undefined);
+  assert.equal(new Correction(SurfaceDictionary.merge([])).correct('anything', 10), undefined);
 });
 
 test('a source out of order is refused', () => {

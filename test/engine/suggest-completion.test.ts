@@ -3,7 +3,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { SurfaceDictionary } from '../../src/engine/suggest/index.js';
+import { Completion } from '../../src/engine/suggest/index.js';
+import { SurfaceDictionary } from '../../src/engine/surface/index.js';
 
 const word = fc.string({ unit: fc.constantFrom('a', 'b', 'c', 'é', 'z'), minLength: 1, maxLength: 6 });
 
@@ -14,7 +15,7 @@ test('complete() equals filter by prefix, sort by df then alphabetically, cut to
     fc.integer({ min: 0, max: 30 }),
     (o, prefix, limit) => {
       const entries = Object.entries(o).sort((x, y) => (x[0] < y[0] ? -1 : 1));
-      const dict = SurfaceDictionary.merge([entries]);
+      const dict = new Completion(SurfaceDictionary.merge([entries]));
       const want = entries.filter(([f]) => f.startsWith(prefix))
         .sort((x, y) => y[1] - x[1] || (x[0] < y[0] ? -1 : 1)).slice(0, limit).map(([f]) => f);
       assert.deepEqual(dict.complete(prefix, limit), want);
@@ -32,15 +33,15 @@ test('merge sums the dfs of a form across segments', () => {
   assert.equal(dict.df('apple'), 7);
   assert.equal(dict.df('apply'), 5);
   assert.equal(dict.df('cherry'), 0);
-  assert.deepEqual(dict.complete('app'), ['apple', 'applet', 'apply']);
-  assert.deepEqual(dict.complete('apple'), ['apple', 'applet']);
-  assert.deepEqual(dict.complete('x'), []);
+  const completion = new Completion(dict);
+  assert.deepEqual(completion.complete('app'), ['apple', 'applet', 'apply']);
+  assert.deepEqual(completion.complete('apple'), ['apple', 'applet']);
+  assert.deepEqual(completion.complete('x'), []);
 });
 
 test('default limit is 10 and ties go alphabetically', () => {
   const forms = Array.from({ length: 30 }, (_, i) => [`w${String(i).padStart(2, '0')}`, i % 3] as [string, number]);
-  const dict = SurfaceDictionary.merge([forms]);
-  const got = dict.complete('w');
+  const got = new Completion(SurfaceDictionary.merge([forms])).complete('w');
   assert.equal(got.length, 10);
   assert.deepEqual(got, ['w02', 'w05', 'w08', 'w11', 'w14', 'w17', 'w20', 'w23', 'w26', 'w29']);
 });

@@ -12,7 +12,9 @@ import { analyzeSurfaces } from '../analysis/analyzer.js';
 import type { SegmentReader, StoredDocument } from '../index/types.js';
 import type { ScoringMode } from '../rank/bm25.js';
 import { makeSnippet } from '../snippet/index.js';
-import { SurfaceDictionary } from '../spell/index.js';
+import { Correction } from '../spell/index.js';
+import { Completion } from '../suggest/index.js';
+import { SurfaceDictionary } from '../surface/index.js';
 import { checkDeadline, withDeadline } from './deadline.js';
 import { execute, type Execution } from './executor.js';
 import { phrasesOnly, relaxPhrases, requiredPhrases, scoringTerms, toLogical, type LogicalQuery } from './logical.js';
@@ -119,12 +121,14 @@ export function createSearcher(segments: SegmentReader[], generation: number, op
 
 /**
  * A built surface dictionary with the forms of the segments it was built from, by segment name: what a
- * later snapshot's dictionary is updated from (the forms of a segment merged away are still needed then).
- * It holds no segment, only forms.
+ * later snapshot's dictionary is updated from (the forms of a segment merged away are still needed then),
+ * and the correction index over it when one was built, which the later one's can carry over. It holds no
+ * segment, only forms.
  */
 export interface DictionaryCarry {
   readonly dictionary: SurfaceDictionary;
   readonly sources: ReadonlyMap<string, Iterable<readonly [form: string, df: number]>>;
+  readonly correction: Correction | undefined;
 }
 
 /**
@@ -139,9 +143,12 @@ class SnapshotSearcher implements Searcher {
   readonly docCount: number;
   private readonly snap: Snapshot;
   private readonly bytes: number;
-  private dictionary: DictionaryCarry | undefined;
+  private dictionary: Omit<DictionaryCarry, 'correction'> | undefined;
   /** What `dictionary` is updated from when first needed; dropped then. */
   private dictionaryBase: DictionaryCarry | undefined;
+  /** The readers of `dictionary`, each made on first use (the correction may come carried over with it). */
+  private correction: Correction | undefined;
+  private completion: Completion | undefined;
   private readonly corrections = new Map<string, string | null>();
   private hostCounts: Map<string, number> | undefined;
 
@@ -154,7 +161,7 @@ class SnapshotSearcher implements Searcher {
 
   /** See `dictionaryCarry`. */
   carry(): DictionaryCarry | undefined {
-    return this.dictionary ?? this.dictionaryBase;
+    return this.dictionary ? { ...this.dictionary, correction: this.correction } : this.dictionaryBase;
   }
 
   search(q: string, given?: SearchOptions | null): SearchResult {
@@ -217,7 +224,9 @@ class SnapshotSearcher implements Searcher {
     const words = parsed.clauses.filter((c): c is TermClause =>
       c.kind === 'term' && c.occur !== 'mustNot' && c.surfaces.length === 1 && c.surfaces[0]!.length >= MIN_CORRECTED_LENGTH);
     if (words.length === 0 || this.docCount === 0) return undefined;
-    const dict = this.surfaceDictionary();
+    // building the dictionary may bring a correction index carried over from the previous snapshot's
+    const dictionary = this.surfaceDictionary();
+    const correction = this.correction ??= new Correction(dictionary);
     let out = '';
     let last = 0;
     let changed = false;
@@ -225,7 +234,7 @@ class SnapshotSearcher implements Searcher {
       const word = w.surfaces[0]!;
       let fix = this.corrections.get(word);
       if (fix === undefined) {
-        fix = dict.correct(word, this.docCount) ?? null;
+        fix = correction.correct(word, this.docCount) ?? null;
         if (this.corrections.size >= CORRECTION_CACHE_LIMIT) this.corrections.clear();
         this.corrections.set(word, fix);
       }
@@ -251,11 +260,15 @@ class SnapshotSearcher implements Searcher {
       const sources = new Map(this.segments.map((s) => [s.name, s.surfaceForms()]));
       const base = this.dictionaryBase;
       this.dictionaryBase = undefined;
-      const dictionary = base === undefined
-        ? SurfaceDictionary.merge([...sources.values()])
-        : SurfaceDictionary.update(base.dictionary,
+      let dictionary: SurfaceDictionary;
+      if (base === undefined) dictionary = SurfaceDictionary.merge([...sources.values()]);
+      else {
+        const updated = SurfaceDictionary.update(base.dictionary,
           [...base.sources].filter(([name]) => !sources.has(name)).map(([, forms]) => forms),
           [...sources].filter(([name]) => !base.sources.has(name)).map(([, forms]) => forms));
+        dictionary = updated.dictionary;
+        this.correction = Correction.after(base.correction, updated);
+      }
       this.dictionary = { dictionary, sources };
     }
     return this.dictionary.dictionary;
@@ -276,7 +289,8 @@ class SnapshotSearcher implements Searcher {
     const surfaces = analyzeSurfaces(prefix.length > 1024 ? prefix.slice(-1024) : prefix);
     const last = surfaces[surfaces.length - 1];
     if (last === undefined) return [];
-    return this.surfaceDictionary().complete(last, limit);
+    const completion = this.completion ??= new Completion(this.surfaceDictionary());
+    return completion.complete(last, limit);
   }
 
   stats(): { docs: number; segments: number; generation: number; bytes: number } {

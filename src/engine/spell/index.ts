@@ -1,2 +1,2 @@
 /** Spelling correction (CONTRACT §2 did_you_mean): candidates from the snapshot's surface dictionary. */
-export { SurfaceDictionary } from './surface-dictionary.js';
+export { Correction } from './correction.js';

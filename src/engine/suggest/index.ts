@@ -1,2 +1,2 @@
 /** Completion (CONTRACT §2 /api/suggest): prefixes completed from the snapshot's surface dictionary. */
-export { SurfaceDictionary } from '../spell/surface-dictionary.js';
+export { Completion } from './completion.js';

@@ -1,23 +1,12 @@
 /**
- * The surface dictionary: every surface form of a searcher snapshot (analyzed, folded, NOT stemmed) with
- * the number of documents that contain it. Suggest (CONTRACT §2 `/api/suggest`) completes prefixes from
- * it and did-you-mean (CONTRACT §2 `did_you_mean`) looks for corrections in it.
- *
- * It is two parallel arrays, forms in ascending UTF-16 code-unit order and their dfs, because a sorted
- * array is already an implicit trie: the forms sharing a prefix are one contiguous range, found by binary
- * search. That one layout serves both operations without a second structure per form (a node-per-char
- * trie over ~1M forms costs hundreds of MB in JS objects):
- *
- * - completion: the prefix's range by binary search, then the top `limit` dfs of the range through a
- *   segment tree of range-argmax (a heap of sub-ranges, O(limit · log n)), so a one-letter prefix with
- *   100k forms costs no more than a long one;
- * - correction: a depth-first walk of that implicit trie carrying one row of the edit-distance matrix per
- *   depth; when every cell of a row exceeds the allowed budget, no form under that prefix can come back
- *   within it, and the walk jumps past the prefix's whole range (jump tables for the first levels, else
- *   a galloping search). Two walks, one over the forms and one over the reversed forms, each strict near
- *   its root, find exactly the forms within the distance (see `search`). Distance 1 is tried first;
- *   distance 2 only when it finds nothing. The walks read packed copies of the forms (one Uint16Array),
- *   built with the reversed forms on the first correction.
+ * Spelling correction (CONTRACT §2 `did_you_mean`) over a snapshot's surface dictionary: a depth-first
+ * walk of the dictionary's implicit trie (its sorted forms) carrying one row of the edit-distance matrix
+ * per depth; when every cell of a row exceeds the allowed budget, no form under that prefix can come back
+ * within it, and the walk jumps past the prefix's whole range (jump tables for the first levels, else a
+ * galloping search). Two walks, one over the forms and one over the reversed forms, each strict near its
+ * root, find exactly the forms within the distance (see `search`). Distance 1 is tried first; distance 2
+ * only when it finds nothing. The walks read packed copies of the forms (one Uint16Array), built with the
+ * reversed forms on the first correction, or carried over from the previous snapshot's (`after`).
  *
  * Distance is the optimal-string-alignment variant of Damerau–Levenshtein (insert, delete, substitute,
  * transpose two adjacent characters, no substring edited twice) — the "restricted" distance that Lucene's
@@ -26,8 +15,9 @@
  * Characters are UTF-16 code units, lengths too: analyzed forms are folded to letters and digits, which
  * are one code unit for every script outside the supplementary planes.
  *
- * Immutable once built; one per searcher snapshot.
+ * One `Correction` per dictionary.
  */
+import { gallopEnd, type DictionaryUpdate, type SurfaceDictionary } from '../surface/index.js';
 
 /** Longest word `correct` looks at; longer tokens are identifiers or noise, not typos. */
 const MAX_CORRECT_LENGTH = 48;
@@ -36,172 +26,43 @@ const MAX_CORRECT_LENGTH = 48;
 const RARE_FRACTION = 0.001;
 
 /**
- * `update` carries the reversed forms over when at most 1/CARRY_LIMIT of the forms are new; beyond that
+ * `after` carries the reversed forms over when at most 1/CARRY_LIMIT of the forms are new; beyond that
  * they are rebuilt (lazily) with the multikey sort, which is faster on many forms.
  */
 const CARRY_LIMIT = 8;
 
-export class SurfaceDictionary {
-  /** Ascending, distinct. */
-  private readonly forms: string[];
-  /** `dfs[i]` = documents containing `forms[i]`. */
-  private readonly dfs: Uint32Array;
-  /** Segment tree of range-argmax over `dfs` (ties to the smaller index: alphabetical); built lazily. */
-  private tree: Int32Array | undefined;
-  private treeSize = 0;
-  /** The forms reversed and sorted, for the backward half of the correction search; built lazily. */
+export class Correction {
+  /** The forms reversed and sorted, for the backward half of the search; built lazily. */
   private reversed: ReversedForms | undefined;
-  /** The forms packed for the correction walk (see `PackedForms`); built lazily. */
+  /** The forms packed for the walks (see `PackedForms`); built lazily. */
   private packed: PackedForms | undefined;
 
-  private constructor(forms: string[], dfs: Uint32Array) {
-    this.forms = forms;
-    this.dfs = dfs;
-  }
-
-  /** An empty dictionary (an empty index). */
-  static empty(): SurfaceDictionary {
-    return new SurfaceDictionary([], new Uint32Array(0));
-  }
+  constructor(readonly dictionary: SurfaceDictionary) {}
 
   /**
-   * Merges per-segment sources, each ascending in code-unit order as `SegmentReader.surfaceForms()`
-   * yields them; the dfs of a form present in several sources are summed. A source out of order throws
-   * (an `Error`: it is a bug in the index, never caused by input).
+   * The correction of the dictionary `update` made from `previous`'s: the reversed forms are carried over
+   * when `previous` had built them and few forms are new (the new ones are sorted with a comparison sort:
+   * worth it for a few, not for a new vocabulary); otherwise they are built on first use.
    */
-  static merge(sources: Iterable<readonly [form: string, df: number]>[]): SurfaceDictionary {
-    const forms: string[] = [];
-    let dfs = new Uint32Array(1024);
-    const push = (form: string, df: number) => {
-      const n = forms.length;
-      if (n > 0 && forms[n - 1] === form) {
-        dfs[n - 1]! += df;
-        return;
-      }
-      if (n > 0 && forms[n - 1]! > form) throw new Error(`surface forms out of order: ${JSON.stringify(forms[n - 1])} before ${JSON.stringify(form)}`);
-      if (n === dfs.length) {
-        const grown = new Uint32Array(n * 2);
-        grown.set(dfs);
-        dfs = grown;
-      }
-      forms.push(form);
-      dfs[n] = df;
-    };
-
-    const iterators = sources.map((s) => s[Symbol.iterator]());
-    if (iterators.length === 1) {
-      for (let r = iterators[0]!.next(); !r.done; r = iterators[0]!.next()) push(r.value[0], r.value[1]);
-    } else if (iterators.length > 1) {
-      // k-way merge through a binary min-heap of the sources' current heads
-      const heads: (readonly [string, number])[] = [];
-      const heap: number[] = [];
-      const less = (a: number, b: number) => heads[a]![0] < heads[b]![0] || (heads[a]![0] === heads[b]![0] && a < b);
-      const siftDown = (i: number) => {
-        const n = heap.length;
-        for (;;) {
-          const l = 2 * i + 1;
-          if (l >= n) return;
-          const c = l + 1 < n && less(heap[l + 1]!, heap[l]!) ? l + 1 : l;
-          if (!less(heap[c]!, heap[i]!)) return;
-          [heap[c], heap[i]] = [heap[i]!, heap[c]!];
-          i = c;
-        }
-      };
-      iterators.forEach((it, k) => {
-        const r = it.next();
-        heads[k] = r.done ? ['', 0] : r.value;
-        if (!r.done) heap.push(k);
-      });
-      for (let i = (heap.length >> 1) - 1; i >= 0; i--) siftDown(i);
-      while (heap.length > 0) {
-        const k = heap[0]!;
-        const [form, df] = heads[k]!;
-        push(form, df);
-        const r = iterators[k]!.next();
-        if (r.done) {
-          heap[0] = heap[heap.length - 1]!;
-          heap.pop();
-        } else {
-          if (r.value[0] < form) throw new Error(`surface forms out of order: ${JSON.stringify(form)} before ${JSON.stringify(r.value[0])}`);
-          heads[k] = r.value;
-        }
-        if (heap.length > 0) siftDown(0);
-      }
+  static after(previous: Correction | undefined, update: DictionaryUpdate): Correction {
+    const next = new Correction(update.dictionary);
+    if (previous === undefined || previous.reversed === undefined) return next;
+    if (previous.dictionary !== update.base) throw new Error('the update was not made from this correction\'s dictionary');
+    if (update.inserted.length <= update.dictionary.size / CARRY_LIMIT) {
+      next.reversed = next.reversedFrom(previous.packed!, previous.reversed, update.moved, update.inserted);
     }
-    return new SurfaceDictionary(forms, dfs.slice(0, forms.length));
+    return next;
   }
 
   /**
-   * The dictionary of `base`'s sources without `removed` and with `added` (each ascending, as for
-   * `merge`): equal to `merge` of the new set of sources, in time linear in `base`'s size plus the
-   * changes, with no sort of the whole vocabulary. A commit that adds a small segment, or a merge that
-   * replaces segments by one with the same forms, thus costs a pass over the arrays instead of a rebuild;
-   * the reversed forms of the correction search are carried over too when `base` had built them and few
-   * forms are new.
-   * A form removed more often than it was added throws (an `Error`: the sources are not base's).
-   */
-  static update(base: SurfaceDictionary, removed: Iterable<readonly [form: string, df: number]>[],
-    added: Iterable<readonly [form: string, df: number]>[]): SurfaceDictionary {
-    const plus = SurfaceDictionary.merge(added);
-    const minus = SurfaceDictionary.merge(removed);
-    const n = base.forms.length;
-    const forms: string[] = [];
-    const dfs = new Uint32Array(n + plus.forms.length);
-    /** Each base form's index in the new dictionary, −1 when it is gone. */
-    const moved = new Int32Array(n);
-    /** New indices of the forms base did not have, ascending. */
-    const inserted: number[] = [];
-    let i = 0;
-    let p = 0;
-    let q = 0;
-    for (;;) {
-      const a = plus.forms[p];
-      const b = minus.forms[q];
-      const next = a === undefined ? b : b === undefined || a < b ? a : b;
-      // base's forms before the next change come over as they are
-      const stop = next === undefined ? n : base.lowerBound(next, i, n);
-      for (; i < stop; i++) {
-        moved[i] = forms.length;
-        dfs[forms.length] = base.dfs[i]!;
-        forms.push(base.forms[i]!);
-      }
-      if (next === undefined) break;
-      const inBase = i < n && base.forms[i] === next;
-      let df = inBase ? base.dfs[i]! : 0;
-      if (next === a) df += plus.dfs[p++]!;
-      if (next === b) df -= minus.dfs[q++]!;
-      if (df < 0) throw new Error(`surface form ${JSON.stringify(next)} removed more often than it was added`);
-      if (df > 0) {
-        if (inBase) moved[i] = forms.length;
-        else inserted.push(forms.length);
-        dfs[forms.length] = df;
-        forms.push(next);
-      } else if (inBase) {
-        moved[i] = -1;
-      }
-      if (inBase) i++;
-    }
-    const dict = new SurfaceDictionary(forms, dfs.slice(0, forms.length));
-    // the new forms are sorted with a comparison sort: worth it for a few, not for a new vocabulary
-    if (base.reversed !== undefined && inserted.length <= forms.length / CARRY_LIMIT) {
-      dict.reversed = dict.reversedFrom(base.packed!, base.reversed, moved, inserted);
-    }
-    return dict;
-  }
-
-  /**
-   * Checks the invariants the searches rely on and throws an `Error` naming the first one broken: forms
-   * strictly ascending with positive dfs, packed as they are; the reversed forms, when built, a
-   * permutation of the forms in strictly ascending reversed order, each packed as its form reversed.
-   * (The walks would still find every form in a misordered array, only slower: tests check the order.)
+   * Checks the invariants the walks rely on and throws an `Error` naming the first one broken: the forms
+   * packed as they are; the reversed forms, when built, a permutation of the forms in strictly ascending
+   * reversed order, each packed as its form reversed. (The walks would still find every form in a
+   * misordered array, only slower: tests check the order.)
    */
   verify(): void {
-    const { forms, dfs } = this;
-    for (let i = 0; i < forms.length; i++) {
-      if (i > 0 && !(forms[i - 1]! < forms[i]!)) throw new Error(`forms out of order at ${i}`);
-      if (!(dfs[i]! > 0)) throw new Error(`form ${JSON.stringify(forms[i])} has df ${dfs[i]}`);
-    }
-    const { chars, offsets } = this.packed ??= pack(forms);
+    const forms = this.dictionary.forms;
+    const { chars, offsets } = this.packedForms();
     for (let i = 0; i < forms.length; i++) {
       const f = forms[i]!;
       let same = offsets[i + 1]! - offsets[i]! === f.length;
@@ -224,71 +85,6 @@ export class SurfaceDictionary {
     }
   }
 
-  /** Number of distinct forms. */
-  get size(): number {
-    return this.forms.length;
-  }
-
-  /** Documents containing `form` (0 when absent). */
-  df(form: string): number {
-    const i = this.lowerBound(form, 0, this.forms.length);
-    return i < this.forms.length && this.forms[i] === form ? this.dfs[i]! : 0;
-  }
-
-  /**
-   * Forms starting with `prefix` (the prefix itself included when it is a form), by df descending then
-   * alphabetically (code-unit order), at most `limit`.
-   */
-  complete(prefix: string, limit = 10): string[] {
-    if (limit <= 0) return [];
-    const lo = this.lowerBound(prefix, 0, this.forms.length);
-    const hi = prefixEnd(this.forms, prefix, prefix.length, lo);
-    if (hi - lo <= limit) return this.sortedByDf(lo, hi);
-    if (hi - lo <= 64) return this.sortedByDf(lo, hi).slice(0, limit);
-    // Best-first over sub-ranges: each heap entry is a range and its argmax; popping the best emits it and
-    // pushes the two halves around it. Ties between equal dfs go to the smaller index (alphabetical).
-    const heap: { lo: number; hi: number; at: number }[] = [];
-    const better = (a: number, b: number) => this.dfs[a]! > this.dfs[b]! || (this.dfs[a]! === this.dfs[b]! && a < b);
-    const push = (l: number, h: number) => {
-      if (l >= h) return;
-      const e = { lo: l, hi: h, at: this.argmax(l, h) };
-      heap.push(e);
-      let i = heap.length - 1;
-      while (i > 0) {
-        const p = (i - 1) >> 1;
-        if (!better(heap[i]!.at, heap[p]!.at)) break;
-        [heap[i], heap[p]] = [heap[p]!, heap[i]!];
-        i = p;
-      }
-    };
-    const pop = () => {
-      const top = heap[0]!;
-      const last = heap.pop()!;
-      if (heap.length > 0) {
-        heap[0] = last;
-        let i = 0;
-        for (;;) {
-          const l = 2 * i + 1;
-          if (l >= heap.length) break;
-          const c = l + 1 < heap.length && better(heap[l + 1]!.at, heap[l]!.at) ? l + 1 : l;
-          if (!better(heap[c]!.at, heap[i]!.at)) break;
-          [heap[c], heap[i]] = [heap[i]!, heap[c]!];
-          i = c;
-        }
-      }
-      return top;
-    };
-    const out: string[] = [];
-    push(lo, hi);
-    while (out.length < limit && heap.length > 0) {
-      const { lo: l, hi: h, at } = pop();
-      out.push(this.forms[at]!);
-      push(l, at);
-      push(at + 1, h);
-    }
-    return out;
-  }
-
   /**
    * The did-you-mean replacement for one analyzed (unstemmed) word, or undefined (CONTRACT §2):
    * a word of ≥ 4 characters in at most 0.1% of `totalDocs` documents is replaced by the best form within
@@ -300,14 +96,15 @@ export class SurfaceDictionary {
   correct(word: string, totalDocs: number): string | undefined {
     const m = word.length;
     if (m < 4 || m > MAX_CORRECT_LENGTH) return undefined;
-    const own = this.df(word);
+    const { forms, dfs } = this.dictionary;
+    const own = this.dictionary.df(word);
     if (own > RARE_FRACTION * totalDocs) return undefined;
     let best = -1;
     let bestDist = Infinity;
     const consider = (i: number, d: number) => {
-      const df = this.dfs[i]!;
+      const df = dfs[i]!;
       if (df <= own || d === 0) return;
-      if (d < bestDist || (d === bestDist && (df > this.dfs[best]! || (df === this.dfs[best]! && i < best)))) {
+      if (d < bestDist || (d === bestDist && (df > dfs[best]! || (df === dfs[best]! && i < best)))) {
         best = i;
         bestDist = d;
       }
@@ -316,14 +113,14 @@ export class SurfaceDictionary {
     // distance-2 search runs only when distance 1 offers none
     this.search(word, 1, consider);
     if (best < 0 && m >= 9) this.search(word, 2, consider);
-    return best < 0 ? undefined : this.forms[best];
+    return best < 0 ? undefined : forms[best];
   }
 
   /** Every form within `maxDist` (OSA distance) of `word`, with its distance, in ascending order. */
   within(word: string, maxDist: number): { form: string; df: number; distance: number }[] {
     const hits = new Map<number, number>();
     this.search(word, maxDist, (i, d) => hits.set(i, d));
-    return [...hits].sort((a, b) => a[0] - b[0]).map(([i, d]) => ({ form: this.forms[i]!, df: this.dfs[i]!, distance: d }));
+    return [...hits].sort((a, b) => a[0] - b[0]).map(([i, d]) => ({ form: this.dictionary.forms[i]!, df: this.dictionary.dfs[i]!, distance: d }));
   }
 
   /**
@@ -343,7 +140,7 @@ export class SurfaceDictionary {
    */
   private search(word: string, maxDist: number, found: (index: number, distance: number) => void): void {
     const span = word.length - maxDist - 1;
-    const forward = this.packed ??= pack(this.forms);
+    const forward = this.packedForms();
     if (maxDist === 0 || span <= 0) {
       this.walkWithin(forward, word, maxDist, 0, 0, found);
       return;
@@ -354,10 +151,14 @@ export class SurfaceDictionary {
     this.walkWithin(reversed.packed, reverse(word), maxDist, span - a, 0, (k, d) => found(reversed.index[k]!, d));
   }
 
+  private packedForms(): PackedForms {
+    return this.packed ??= pack(this.dictionary.forms);
+  }
+
   /** The forms reversed (code unit by code unit), sorted, with each one's index in `forms`; built once. */
   private reversedForms(): ReversedForms {
     if (this.reversed === undefined) {
-      const { chars, offsets } = this.packed ??= pack(this.forms);
+      const { chars, offsets } = this.packedForms();
       const n = offsets.length - 1;
       // each form's code units reversed in place of its own, then the forms' order sorted by them: no
       // string is built, and the sort compares integers (multikey quicksort, not string comparisons)
@@ -386,17 +187,17 @@ export class SurfaceDictionary {
   }
 
   /**
-   * The packed and reversed forms from those of the dictionary this one was updated from (`update`):
+   * The packed and reversed forms from those of the dictionary this one's was updated from:
    * the reversed order is the old one renumbered through `moved` (the removed dropped: the rest keep
    * their order), merged with the order of the `inserted` forms, which alone are sorted; the code units
    * of the forms that stayed are copied from the old arrays a run at a time.
    */
   private reversedFrom(oldPacked: PackedForms, oldReversed: ReversedForms, moved: Int32Array, inserted: readonly number[]): ReversedForms {
-    const n = this.forms.length;
+    const n = this.dictionary.size;
     /** For each form, its index in the old dictionary, −1 when new. */
     const was = new Int32Array(n).fill(-1);
     for (let i = 0; i < moved.length; i++) if (moved[i]! >= 0) was[moved[i]!] = i;
-    const forms = this.forms;
+    const forms = this.dictionary.forms;
     const packed = this.packed = repack(oldPacked, was, (j) => forms[j]!.length, (j, out, at) => {
       const f = forms[j]!;
       for (let c = 0; c < f.length; c++) out[at + c] = f.charCodeAt(c);
@@ -518,60 +319,6 @@ export class SurfaceDictionary {
     }
   }
 
-  /** First index in [lo, hi) whose form is ≥ `key`. */
-  private lowerBound(key: string, lo: number, hi: number): number {
-    const forms = this.forms;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (forms[mid]! < key) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  }
-
-  private sortedByDf(lo: number, hi: number): string[] {
-    const idx: number[] = [];
-    for (let i = lo; i < hi; i++) idx.push(i);
-    idx.sort((a, b) => this.dfs[b]! - this.dfs[a]! || a - b);
-    return idx.map((i) => this.forms[i]!);
-  }
-
-  /** Index of the largest df in [lo, hi), the smallest index among ties. */
-  private argmax(lo: number, hi: number): number {
-    if (this.tree === undefined) this.buildTree();
-    const tree = this.tree!;
-    const dfs = this.dfs;
-    let best = -1;
-    const take = (i: number) => {
-      if (best < 0 || dfs[i]! > dfs[best]! || (dfs[i]! === dfs[best]! && i < best)) best = i;
-    };
-    // iterative bottom-up segment tree query over [lo, hi)
-    let l = lo + this.treeSize;
-    let r = hi + this.treeSize;
-    while (l < r) {
-      if (l & 1) take(tree[l++]!);
-      if (r & 1) take(tree[--r]!);
-      l >>= 1;
-      r >>= 1;
-    }
-    return best;
-  }
-
-  private buildTree(): void {
-    const n = this.forms.length;
-    let size = 1;
-    while (size < n) size <<= 1;
-    const tree = new Int32Array(2 * size).fill(-1);
-    for (let i = 0; i < n; i++) tree[size + i] = i;
-    const dfs = this.dfs;
-    for (let p = size - 1; p >= 1; p--) {
-      const a = tree[2 * p]!;
-      const b = tree[2 * p + 1]!;
-      tree[p] = b < 0 ? a : a < 0 ? b : dfs[b]! > dfs[a]! ? b : a; // a < b always: ties keep a
-    }
-    this.tree = tree;
-    this.treeSize = size;
-  }
 }
 
 /**
@@ -765,44 +512,6 @@ function packedPrefixEnd(forms: PackedForms, keyAt: number, len: number, from: n
     return true;
   };
   return gallopEnd(from, n, has);
-}
-
-/**
- * First index ≥ `from` whose form does not start with the first `len` code units of `key`, given that the
- * forms from `from` on are ≥ that prefix.
- */
-function prefixEnd(forms: readonly string[], key: string, len: number, from: number): number {
-  const n = forms.length;
-  const has = (k: number) => {
-    const f = forms[k]!;
-    if (f.length < len) return false;
-    for (let c = len - 1; c >= 0; c--) if (f.charCodeAt(c) !== key.charCodeAt(c)) return false;
-    return true;
-  };
-  return gallopEnd(from, n, has);
-}
-
-/**
- * First index in [from, n] where `has` fails, given that it holds on a prefix of [from, n) and fails on
- * the rest. Gallops from `from` before bisecting: the walk's skips are mostly short.
- */
-function gallopEnd(from: number, n: number, has: (k: number) => boolean): number {
-  let lo = from;
-  let step = 1;
-  let hi = from + 1;
-  while (hi < n && has(hi)) {
-    lo = hi;
-    step <<= 1;
-    hi = from + step;
-  }
-  if (hi > n) hi = n;
-  // every index before lo has it; hi does not (or hi = n)
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (has(mid)) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 /** `s` reversed code unit by code unit (surrogate pairs are reversed too: only compared, never shown). */

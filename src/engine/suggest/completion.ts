@@ -1,0 +1,115 @@
+/**
+ * Completion (CONTRACT §2 `/api/suggest`): the forms of a snapshot's surface dictionary that start with a
+ * prefix, the most frequent first. The prefix's forms are one range of the sorted dictionary (binary
+ * search); the top `limit` dfs of the range come from a segment tree of range-argmax (a heap of
+ * sub-ranges, O(limit · log n)), so a one-letter prefix with 100k forms costs no more than a long one.
+ * The tree is built on the first completion; one `Completion` per dictionary.
+ */
+import type { SurfaceDictionary } from '../surface/index.js';
+
+export class Completion {
+  /** Segment tree of range-argmax over the dfs (ties to the smaller index: alphabetical); built lazily. */
+  private tree: Int32Array | undefined;
+  private treeSize = 0;
+
+  constructor(readonly dictionary: SurfaceDictionary) {}
+
+  /**
+   * Forms starting with `prefix` (the prefix itself included when it is a form), by df descending then
+   * alphabetically (code-unit order), at most `limit`.
+   */
+  complete(prefix: string, limit = 10): string[] {
+    if (limit <= 0) return [];
+    const { forms, dfs } = this.dictionary;
+    const [lo, hi] = this.dictionary.prefixRange(prefix);
+    if (hi - lo <= limit) return this.sortedByDf(lo, hi);
+    if (hi - lo <= 64) return this.sortedByDf(lo, hi).slice(0, limit);
+    // Best-first over sub-ranges: each heap entry is a range and its argmax; popping the best emits it and
+    // pushes the two halves around it. Ties between equal dfs go to the smaller index (alphabetical).
+    const heap: { lo: number; hi: number; at: number }[] = [];
+    const better = (a: number, b: number) => dfs[a]! > dfs[b]! || (dfs[a]! === dfs[b]! && a < b);
+    const push = (l: number, h: number) => {
+      if (l >= h) return;
+      const e = { lo: l, hi: h, at: this.argmax(l, h) };
+      heap.push(e);
+      let i = heap.length - 1;
+      while (i > 0) {
+        const p = (i - 1) >> 1;
+        if (!better(heap[i]!.at, heap[p]!.at)) break;
+        [heap[i], heap[p]] = [heap[p]!, heap[i]!];
+        i = p;
+      }
+    };
+    const pop = () => {
+      const top = heap[0]!;
+      const last = heap.pop()!;
+      if (heap.length > 0) {
+        heap[0] = last;
+        let i = 0;
+        for (;;) {
+          const l = 2 * i + 1;
+          if (l >= heap.length) break;
+          const c = l + 1 < heap.length && better(heap[l + 1]!.at, heap[l]!.at) ? l + 1 : l;
+          if (!better(heap[c]!.at, heap[i]!.at)) break;
+          [heap[c], heap[i]] = [heap[i]!, heap[c]!];
+          i = c;
+        }
+      }
+      return top;
+    };
+    const out: string[] = [];
+    push(lo, hi);
+    while (out.length < limit && heap.length > 0) {
+      const { lo: l, hi: h, at } = pop();
+      out.push(forms[at]!);
+      push(l, at);
+      push(at + 1, h);
+    }
+    return out;
+  }
+
+  private sortedByDf(lo: number, hi: number): string[] {
+    const { forms, dfs } = this.dictionary;
+    const idx: number[] = [];
+    for (let i = lo; i < hi; i++) idx.push(i);
+    idx.sort((a, b) => dfs[b]! - dfs[a]! || a - b);
+    return idx.map((i) => forms[i]!);
+  }
+
+  /** Index of the largest df in [lo, hi), the smallest index among ties. */
+  private argmax(lo: number, hi: number): number {
+    if (this.tree === undefined) this.buildTree();
+    const tree = this.tree!;
+    const dfs = this.dictionary.dfs;
+    let best = -1;
+    const take = (i: number) => {
+      if (best < 0 || dfs[i]! > dfs[best]! || (dfs[i]! === dfs[best]! && i < best)) best = i;
+    };
+    // iterative bottom-up segment tree query over [lo, hi)
+    let l = lo + this.treeSize;
+    let r = hi + this.treeSize;
+    while (l < r) {
+      if (l & 1) take(tree[l++]!);
+      if (r & 1) take(tree[--r]!);
+      l >>= 1;
+      r >>= 1;
+    }
+    return best;
+  }
+
+  private buildTree(): void {
+    const n = this.dictionary.size;
+    let size = 1;
+    while (size < n) size <<= 1;
+    const tree = new Int32Array(2 * size).fill(-1);
+    for (let i = 0; i < n; i++) tree[size + i] = i;
+    const dfs = this.dictionary.dfs;
+    for (let p = size - 1; p >= 1; p--) {
+      const a = tree[2 * p]!;
+      const b = tree[2 * p + 1]!;
+      tree[p] = b < 0 ? a : a < 0 ? b : dfs[b]! > dfs[a]! ? b : a; // a < b always: ties keep a
+    }
+    this.tree = tree;
+    this.treeSize = size;
+  }
+}
