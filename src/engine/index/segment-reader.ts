@@ -19,7 +19,7 @@ import { FOOTER_BYTES, MAGIC, readFooter } from './footer.js';
 import { LruCache } from './lru.js';
 import { PackedStrings } from './packed-strings.js';
 import { newTermInfo, TermDictionary, type TermInfo } from './term-dictionary.js';
-import { BlockPostingsCursor, decodeSkipTable, type SkipTable } from './postings.js';
+import { BlockPostingsCursor, decodeSkipTable, type SkipTable } from './postings-reader.js';
 import { HeadsReader } from './heads.js';
 import { StoredReader, type BlockCache } from './store.js';
 import { BLOCK_SIZE, hasPositions, type DocId, type PostingsCursor, type SegmentReader, type StoredDocument } from './types.js';

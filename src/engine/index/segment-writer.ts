@@ -7,8 +7,8 @@
  *
  *   lengths   u32 × maxDoc            exact token count of title + text
  *   cids      u64 × maxDoc
- *   postings  per term, see postings.ts
- *   positions per term, see postings.ts
+ *   postings  per term, see postings-format.ts
+ *   positions per term, see postings-format.ts
  *   heads     one Brotli stream of title, url and host per doc (heads.ts)
  *   dict      one Brotli stream of:
  *               termText  UTF-8 of all terms concatenated, ascending by UTF-16 code units
@@ -23,7 +23,7 @@ import { constants as zc, brotliCompressSync } from 'node:zlib';
 import { stemSurface, tokenize } from '../analysis/analyzer.js';
 import { ByteWriter, utf8Encoder } from './bytes.js';
 import { appendFooter, FOOTER_BYTES, MAGIC } from './footer.js';
-import { encodeTermPostings } from './postings.js';
+import { encodeTermPostings } from './postings-writer.js';
 import { HeadsWriter } from './heads.js';
 import type { DocumentRecord } from '../../kernel/document.js';
 import { stepClock, type Steps } from './steps.js';

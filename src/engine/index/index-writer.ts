@@ -1,0 +1,274 @@
+/**
+ * `IndexWriter`: the single writer of an `Index` (disk-index.ts), which holds its directory's lock. It
+ * buffers upserts and deletes in a segment builder, writes a segment when the buffer is full or at commit,
+ * applies deletes to older segments, merges by the merge policy, and commits by switching the manifest
+ * (the protocol in disk-index.ts and docs/index-format.md). The `Index` opens it and installs what it
+ * commits; the writer reaches the index only through `WriterHost`, the steps the index offers it.
+ */
+import { toCid } from '../../kernel/cid.js';
+import { BadRequestError, ConflictError, InternalError } from '../../kernel/errors.js';
+import { countDeleted, deletesFileName, encodeDeletes } from './deletes.js';
+import { fsyncDir, faultPoint, writeFileDurable } from './directory.js';
+import type { WriterLock } from './lock.js';
+import { manifestFiles, writeManifest, type Manifest, type ManifestSegment } from './manifest.js';
+import { findMerges } from './merge-policy.js';
+import { mergeSegments } from './merge.js';
+import type { ResolvedIndexOptions } from './options.js';
+import { runCooperatively, runSync } from './steps.js';
+import type { StoreOptions } from './store.js';
+import { IDX_EXT, isDeleted, SegmentView, STO_EXT, type DeletedBits, type SegmentCore } from './segment-reader.js';
+import { SegmentBuilder, type IndexedDocument } from './segment-writer.js';
+import type { CommitInfo, DocInput } from './types.js';
+
+function toDocument(doc: unknown): IndexedDocument {
+  if (typeof doc !== 'object' || doc === null) throw new BadRequestError('A document must be an object with cid, title and text.', 'doc');
+  const d = doc as Record<string, unknown>;
+  const cid = toCid(d.cid);
+  if (typeof d.title !== 'string') throw new BadRequestError(`Document ${cid}: title must be a string, got ${d.title === null ? 'null' : typeof d.title}.`, 'title');
+  if (typeof d.text !== 'string') throw new BadRequestError(`Document ${cid}: text must be a string, got ${d.text === null ? 'null' : typeof d.text}.`, 'text');
+  const out: IndexedDocument = { cid, title: d.title, text: d.text };
+  for (const k of ['url', 'host'] as const) {
+    const v = d[k];
+    if (v === undefined || v === null) continue;
+    if (typeof v !== 'string') throw new BadRequestError(`Document ${cid}: ${k} must be a string when present, got ${typeof v}.`, k);
+    out[k] = v;
+  }
+  return out;
+}
+
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+function segmentName(n: number): string {
+  return `seg_${String(n).padStart(6, '0')}`;
+}
+
+/** What the writer needs of its index (disk-index.ts `Index`); the `…Locked` steps run under the writer's lock. */
+export interface WriterHost {
+  readonly dir: string;
+  readonly options: ResolvedIndexOptions;
+  /** The committed manifest and its segments, as the writer starts from them. */
+  currentLocked(): { manifest: Manifest; views: SegmentView[] };
+  /** Opens a segment the writer has just written. */
+  loadCoreLocked(name: string): SegmentCore;
+  /** Makes a manifest the writer has made durable the index's current commit. */
+  installLocked(manifest: Manifest, views: SegmentView[]): CommitInfo;
+  /** Removes the index's files named neither by the current manifest nor in `keep`. */
+  collectGarbage(keep: Set<string>): void;
+  /** The writer has closed: the index may open another. */
+  writerClosedLocked(writer: IndexWriter): void;
+}
+
+export interface IndexWriter {
+  /** Adds `doc`, replacing at commit any document with the same cid. BadCidError / BadRequestError on bad input. */
+  upsert(doc: DocInput): void;
+  delete(cid: bigint): void;
+  /** Operations since the last commit. */
+  readonly pending: number;
+  /** Durable when it resolves; `searcher()` sees it after. */
+  commit(): Promise<CommitInfo>;
+  /** Abandons uncommitted changes and releases the lock. Idempotent. */
+  close(): Promise<void>;
+}
+
+interface WorkingSegment {
+  core: SegmentCore;
+  deleted: DeletedBits | null;
+  /** Deleted docs changed since the deletes file `deletesFile` was written. */
+  dirty: boolean;
+  deletesFile: string | null;
+}
+
+export class DiskIndexWriter implements IndexWriter {
+  private builder = new SegmentBuilder();
+  private builderDocs = new Map<bigint, number>();
+  private builderDeleted: number[] = [];
+  /** Cids to delete from every segment older than the builder. */
+  private pendingDeletes = new Set<bigint>();
+  private working: WorkingSegment[];
+  private nextSegment: number;
+  private closed = false;
+  private failure: unknown;
+  private committing = false;
+  private inFlight: Promise<void> = Promise.resolve();
+  pending = 0;
+
+  constructor(private readonly index: WriterHost, private readonly lock: WriterLock) {
+    const { manifest, views } = index.currentLocked();
+    this.nextSegment = manifest.nextSegment;
+    this.working = views.map((v, i) => ({ core: v.core, deleted: v.deleted, dirty: false, deletesFile: manifest.segments[i]!.deletes }));
+  }
+
+  private assertUsable(): void {
+    if (this.closed) throw new ConflictError(`The writer of ${this.index.dir} is closed.`);
+    if (this.committing) throw new ConflictError(`The writer of ${this.index.dir} is committing; wait for commit() to resolve.`);
+    if (this.failure !== undefined) throw new InternalError(`The writer of ${this.index.dir} failed in a commit and must be reopened.`, { cause: this.failure });
+  }
+
+  upsert(doc: DocInput): void {
+    this.assertUsable();
+    const d = toDocument(doc);
+    const old = this.builderDocs.get(d.cid);
+    if (old !== undefined) this.builderDeleted.push(old);
+    this.pendingDeletes.add(d.cid);
+    this.builderDocs.set(d.cid, this.builder.add(d));
+    this.pending++;
+    if (this.builder.bytes >= this.index.options.maxBufferedBytes) {
+      try {
+        this.flushLocked();
+      } catch (err) {
+        this.failure = err;
+        throw err;
+      }
+    }
+  }
+
+  delete(cid: bigint): void {
+    this.assertUsable();
+    const c = toCid(cid);
+    const old = this.builderDocs.get(c);
+    if (old !== undefined) {
+      this.builderDeleted.push(old);
+      this.builderDocs.delete(c);
+    }
+    this.pendingDeletes.add(c);
+    this.pending++;
+  }
+
+  private applyDeletesLocked(cids: Set<bigint>): void {
+    if (cids.size === 0) return;
+    for (const ws of this.working) {
+      for (const cid of cids) {
+        const d = ws.core.docForCidAnyState(cid);
+        if (d === undefined || isDeleted(ws.deleted, d)) continue;
+        if (!ws.dirty) {
+          ws.deleted = ws.deleted === null ? new Uint8Array(Math.ceil(ws.core.maxDoc / 8)) : ws.deleted.slice();
+          ws.dirty = true;
+        }
+        ws.deleted![d >>> 3]! |= 1 << (d & 7);
+      }
+    }
+  }
+
+  /** Writes a builder as a new segment (files durable, directory not yet fsynced). */
+  private storeOptions(): StoreOptions {
+    return { blockBytes: this.index.options.storedBlockBytes, quality: this.index.options.storedQuality };
+  }
+
+  /** Writes an encoded segment's files (durable, directory not yet fsynced) and loads it. */
+  private writeSegmentLocked({ idx, sto }: { idx: Buffer; sto: Buffer }): SegmentCore {
+    const name = segmentName(this.nextSegment++);
+    writeFileDurable(this.index.dir, name + STO_EXT, sto);
+    writeFileDurable(this.index.dir, name + IDX_EXT, idx);
+    faultPoint('segment-written');
+    return this.index.loadCoreLocked(name);
+  }
+
+  /**
+   * Turns the buffered documents into a segment and applies their deletes to the older segments:
+   * synchronously when `upsert` overflows the buffer, cooperatively (yielding to the event loop) in
+   * `commit()`.
+   */
+  private flushLocked(): void {
+    this.installFlushLocked(this.builder.maxDoc > 0 ? runSync(this.builder.encode(this.storeOptions())) : undefined);
+  }
+
+  private async flushCooperativelyLocked(): Promise<void> {
+    this.installFlushLocked(this.builder.maxDoc > 0 ? await runCooperatively(this.builder.encode(this.storeOptions())) : undefined);
+  }
+
+  private installFlushLocked(encoded: { idx: Buffer; sto: Buffer } | undefined): void {
+    this.applyDeletesLocked(this.pendingDeletes);
+    this.pendingDeletes = new Set();
+    if (encoded !== undefined) {
+      const core = this.writeSegmentLocked(encoded);
+      let deleted: DeletedBits | null = null;
+      if (this.builderDeleted.length > 0) {
+        deleted = new Uint8Array(Math.ceil(core.maxDoc / 8));
+        for (const d of this.builderDeleted) deleted[d >>> 3]! |= 1 << (d & 7);
+      }
+      this.working.push({ core, deleted, dirty: deleted !== null, deletesFile: null });
+    }
+    this.builder = new SegmentBuilder();
+    this.builderDocs = new Map();
+    this.builderDeleted = [];
+  }
+
+  private entry(ws: WorkingSegment): ManifestSegment {
+    const deleted = ws.deleted === null ? 0 : countDeleted(ws.deleted);
+    return { name: ws.core.name, maxDoc: ws.core.maxDoc, deleted, deletes: ws.deletesFile, bytes: ws.core.bytes };
+  }
+
+  private async mergeLocked(): Promise<void> {
+    const o = this.index.options;
+    for (let round = 0; round < 16; round++) {
+      this.working = this.working.filter((ws) => ws.deleted === null || countDeleted(ws.deleted) < ws.core.maxDoc);
+      const merges = findMerges(this.working.map((ws) => this.entry(ws)), { mergeFactor: o.mergeFactor, floorBytes: o.mergeFloorBytes, maxMergedBytes: o.maxMergedBytes });
+      if (merges.length === 0) return;
+      for (const group of merges) {
+        const names = new Set(group);
+        const sources = this.working.filter((ws) => names.has(ws.core.name));
+        const core = this.writeSegmentLocked(await runCooperatively(mergeSegments(sources, this.storeOptions())));
+        const at = this.working.findIndex((ws) => names.has(ws.core.name));
+        this.working = this.working.filter((ws) => !names.has(ws.core.name));
+        this.working.splice(at, 0, { core, deleted: null, dirty: false, deletesFile: null });
+        await yieldToEventLoop();
+      }
+    }
+  }
+
+  async commit(): Promise<CommitInfo> {
+    this.assertUsable();
+    this.committing = true;
+    const run = this.commitLocked();
+    this.inFlight = run.then(() => undefined, () => undefined);
+    return run;
+  }
+
+  private async commitLocked(): Promise<CommitInfo> {
+    try {
+      await this.flushCooperativelyLocked(); // a large commit must not stall queries served by this process
+      await yieldToEventLoop();
+      await this.mergeLocked();
+      const { manifest: prev } = this.index.currentLocked();
+      const generation = prev.generation + 1;
+      for (const ws of this.working) {
+        if (!ws.dirty) continue;
+        const file = deletesFileName(ws.core.name, generation);
+        writeFileDurable(this.index.dir, file, encodeDeletes(ws.deleted!, ws.core.maxDoc));
+        ws.deletesFile = file;
+        ws.dirty = false;
+      }
+      fsyncDir(this.index.dir);
+      faultPoint('before-manifest');
+      const segments = this.working.map((ws) => this.entry(ws));
+      const manifest: Manifest = {
+        generation,
+        nextSegment: this.nextSegment,
+        segments,
+        docs: segments.reduce((n, s) => n + s.maxDoc - s.deleted, 0),
+      };
+      writeManifest(this.index.dir, manifest);
+      const views = this.working.map((ws) => new SegmentView(ws.core, ws.deleted));
+      const info = this.index.installLocked(manifest, views);
+      this.index.collectGarbage(manifestFiles(prev));
+      this.pending = 0;
+      return info;
+    } catch (err) {
+      this.failure = err;
+      throw err;
+    } finally {
+      this.committing = false;
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.inFlight; // a commit in flight completes (or fails) before the lock is released
+    this.builder = new SegmentBuilder();
+    this.lock.release();
+    this.index.writerClosedLocked(this);
+  }
+}

@@ -1,0 +1,42 @@
+/** An index directory's tuning, every field resolved: `IndexOptions` (types.ts) with its defaults, checked. */
+import { BadRequestError } from '../../kernel/errors.js';
+import { DEFAULT_POSTINGS_CACHE_BYTES } from './segment-reader.js';
+import { DEFAULT_STORED_CACHE_BYTES } from './store.js';
+import type { IndexOptions } from './types.js';
+
+export interface ResolvedIndexOptions {
+  maxBufferedBytes: number;
+  mergeFactor: number;
+  mergeFloorBytes: number;
+  maxMergedBytes: number;
+  storedBlockBytes: number;
+  storedQuality: number;
+  storedCacheBytes: number;
+  postingsCacheBytes: number;
+}
+
+export function resolveIndexOptions(o: IndexOptions = {}): ResolvedIndexOptions {
+  const r: ResolvedIndexOptions = {
+    maxBufferedBytes: o.maxBufferedBytes ?? 256 * 1024 * 1024,
+    mergeFactor: o.mergeFactor ?? 8,
+    mergeFloorBytes: o.mergeFloorBytes ?? 2 * 1024 * 1024,
+    maxMergedBytes: o.maxMergedBytes ?? 512 * 1024 * 1024,
+    storedBlockBytes: o.storedBlockBytes ?? 64 * 1024,
+    storedQuality: o.storedQuality ?? 5,
+    storedCacheBytes: o.storedCacheBytes ?? DEFAULT_STORED_CACHE_BYTES,
+    postingsCacheBytes: o.postingsCacheBytes ?? DEFAULT_POSTINGS_CACHE_BYTES,
+  };
+  const positive = (k: keyof ResolvedIndexOptions, min: number, max = Number.MAX_SAFE_INTEGER) => {
+    const v = r[k];
+    if (!Number.isSafeInteger(v) || v < min || v > max) throw new BadRequestError(`Index option ${k} must be an integer in [${min}, ${max}], got ${String(v)}.`, k);
+  };
+  positive('maxBufferedBytes', 1);
+  positive('mergeFactor', 2);
+  positive('mergeFloorBytes', 1);
+  positive('maxMergedBytes', 0);
+  positive('storedBlockBytes', 1);
+  positive('storedQuality', 0, 11);
+  positive('storedCacheBytes', 0);
+  positive('postingsCacheBytes', 0);
+  return r;
+}
