@@ -5,7 +5,7 @@
  *
  * Reading: the two requests are a handful of bytes in their usual form (each field once, in any order,
  * with its declared wire type). The readers take that form and nothing else: anything they do not know
- * (an unknown or repeated field, a varint past the simple range, text that is not ASCII or valid UTF-8)
+ * (an unknown or repeated field, a varint past the simple range, text that is not valid UTF-8)
  * gives undefined, and the caller decodes with the generic decoder, which keeps unknown fields and
  * words its own errors. So they never decide what a message means, only spare the descriptor walk.
  *
@@ -149,18 +149,18 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  */
 function readFields(bytes: Uint8Array, wireTypes: readonly (0 | 2 | undefined)[], slots: (number | Uint8Array | undefined)[]): boolean {
   slots.fill(undefined);
-  let pos = 0;
+  let at = 0;
   const varint = (): number => {
     let v = 0;
     for (let shift = 0; shift < 28; shift += 7) {
-      if (pos >= bytes.length) return -1;
-      const b = bytes[pos++]!;
+      if (at >= bytes.length) return -1;
+      const b = bytes[at++]!;
       v |= (b & 0x7f) << shift;
       if (b < 0x80) return v;
     }
     return -1;
   };
-  while (pos < bytes.length) {
+  while (at < bytes.length) {
     const tag = varint();
     if (tag < 0) return false;
     const field = tag >>> 3;
@@ -170,9 +170,9 @@ function readFields(bytes: Uint8Array, wireTypes: readonly (0 | 2 | undefined)[]
     if (v < 0) return false;
     if (wireType === 0) slots[field] = v;
     else {
-      if (v > bytes.length - pos) return false;
-      slots[field] = bytes.subarray(pos, pos + v);
-      pos += v;
+      if (v > bytes.length - at) return false;
+      slots[field] = bytes.subarray(at, at + v);
+      at += v;
     }
   }
   return true;

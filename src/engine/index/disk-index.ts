@@ -1,9 +1,10 @@
 /**
  * `Index`: one directory holding one index — immutable segments, per-commit deletes files and the
  * `MANIFEST` commit point — opened by any number of readers and by one `IndexWriter` (index-writer.ts),
- * which adds segments, records deletes, merges and switches the manifest. Readers take snapshots (`snapshot()`) that never change;
- * `refresh()` adopts a commit made by another process; `onCommit` tells listeners of both. Searchers are
- * the query side's: `query/reader.ts` extends this class with them (the engine exports that one).
+ * which adds segments, records deletes, merges and switches the manifest. Readers take snapshots
+ * (`snapshot()`) that never change; `refresh()` adopts a commit made by another process; `onCommit` tells
+ * listeners of both. Searchers are the query side's: `query/reader.ts` extends this class with them (the
+ * engine exports that one).
  *
  * Commit protocol (docs/index-format.md): new segment files and deletes files are written tmp → fsync →
  * rename, the directory is fsynced, then the manifest is written the same way and the directory fsynced
@@ -16,7 +17,7 @@ import { UnavailableError } from '../../kernel/errors.js';
 import { readDeletes } from './deletes.js';
 import { isTempName } from './directory.js';
 import { WriterLock } from './lock.js';
-import { EMPTY_MANIFEST, manifestFiles, readManifest, type Manifest } from './manifest.js';
+import { EMPTY_MANIFEST, isSegmentFile, manifestFiles, readManifest, type Manifest } from './manifest.js';
 import { BlockCache } from './store.js';
 import { SegmentCore, SegmentView, TermBytesCache } from './segment-reader.js';
 import { DiskIndexWriter, type IndexWriter, type WriterHost } from './index-writer.js';
@@ -42,7 +43,7 @@ interface State {
 
 /** Whether a file name is one this index manages (and may garbage-collect). */
 function isIndexFile(name: string): boolean {
-  return name.startsWith('seg_') || isTempName(name);
+  return isSegmentFile(name) || isTempName(name);
 }
 
 export class Index implements WriterHost {

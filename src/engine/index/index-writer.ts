@@ -10,7 +10,7 @@ import { BadRequestError, ConflictError, InternalError } from '../../kernel/erro
 import { countDeleted, deletesFileName, encodeDeletes } from './deletes.js';
 import { fsyncDir, faultPoint, writeFileDurable } from './directory.js';
 import type { WriterLock } from './lock.js';
-import { manifestFiles, writeManifest, type Manifest, type ManifestSegment } from './manifest.js';
+import { manifestFiles, segmentName, writeManifest, type Manifest, type ManifestSegment } from './manifest.js';
 import { findMerges } from './merge-policy.js';
 import { mergeSegments } from './merge.js';
 import type { ResolvedIndexOptions } from './options.js';
@@ -38,10 +38,6 @@ function toDocument(doc: unknown): IndexedDocument {
 
 function yieldToEventLoop(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
-}
-
-function segmentName(n: number): string {
-  return `seg_${String(n).padStart(6, '0')}`;
 }
 
 /** What the writer needs of its index (disk-index.ts `Index`); the `…Locked` steps run under the writer's lock. */

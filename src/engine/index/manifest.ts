@@ -35,6 +35,19 @@ export interface Manifest {
 
 export const EMPTY_MANIFEST: Manifest = { generation: 0, nextSegment: 1, segments: [], docs: 0 };
 
+/** Segment files are named from the manifest's counter (`nextSegment`), so a name is never reused. */
+const SEGMENT_PREFIX = 'seg_';
+
+/** The name of segment number `n`: the prefix of its files, e.g. `seg_000012`. */
+export function segmentName(n: number): string {
+  return `${SEGMENT_PREFIX}${String(n).padStart(6, '0')}`;
+}
+
+/** Whether `file` belongs to a segment (its files or its deletes files), by name. */
+export function isSegmentFile(file: string): boolean {
+  return file.startsWith(SEGMENT_PREFIX);
+}
+
 /** The current manifest of `dir`, or null when the directory holds no commit yet. */
 export function readManifest(dir: string): Manifest | null {
   let file: Buffer;
