@@ -4,7 +4,7 @@
  * environment, and the output directory is packed into a reproducible artifact. Output lines go to the
  * caller (the operation log and `build.log` events) and to a log file kept per build.
  */
-import { createWriteStream, existsSync, mkdtempSync, statSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { cp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { BadRequestError } from '../kernel/errors.js';
@@ -15,6 +15,13 @@ import type { Spawner } from './spawner.js';
 
 /** The nice value builds run at (POSIX: 0 normal … 19 lowest). */
 const BUILD_NICE = 19;
+
+/**
+ * A build's timeout counts the time it could run: at nice 19 on cores that serve search it may wait for
+ * one for long stretches, and that wait is added to its deadline, up to this many times the timeout (so a
+ * build on a machine saturated for good still ends).
+ */
+const MAX_WAIT_GRANTED = 4;
 
 export interface BuildResult { digest: Digest; tarFile: string; logFile: string }
 
@@ -30,6 +37,23 @@ export interface BuildOptions {
   logFile: string;
   onLine(line: string): void;
   signal?: AbortSignal | undefined;
+  /** How long process `pid` has waited for a core, in ms (default: `cpuWaitMs`, from Linux's schedstat). */
+  cpuWait?: (pid: number) => number | undefined;
+}
+
+/**
+ * Milliseconds process `pid` has spent runnable but waiting for a core: its threads' run delay in
+ * `/proc/<pid>/task/<tid>/schedstat`. Undefined where the kernel does not say (not Linux, no schedstats,
+ * the process gone). Only the process itself counts, not processes it started.
+ */
+export function cpuWaitMs(pid: number): number | undefined {
+  try {
+    let ns = 0;
+    for (const tid of readdirSync(`/proc/${pid}/task`)) ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[1]);
+    return Number.isFinite(ns) ? ns / 1e6 : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A leading `node` means the Node binary running Quarry, so builds do not depend on PATH. */
@@ -55,7 +79,22 @@ export async function runBuild(recipe: Recipe, opts: BuildOptions): Promise<Buil
         env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: work, LANG: 'C.UTF-8', TZ: 'UTC', SOURCE_DATE_EPOCH: '0', QUARRY_TARGET: recipe.target },
       });
       const stop = () => child.kill('SIGKILL');
-      const timer = setTimeout(stop, recipe.build.timeoutMs);
+      // At the timeout, the time the build waited for a core since it started is granted on top (see
+      // MAX_WAIT_GRANTED); each later check grants what it waited meanwhile, until it waited no more.
+      const limit = recipe.build.timeoutMs;
+      const cpuWait = opts.cpuWait ?? cpuWaitMs;
+      let granted = 0;
+      const expire = () => {
+        const waited = child.pid === undefined ? undefined : cpuWait(child.pid);
+        const more = Math.min(waited ?? 0, MAX_WAIT_GRANTED * limit) - granted;
+        if (more < 1) {
+          stop();
+          return;
+        }
+        granted += more;
+        timer = setTimeout(expire, more);
+      };
+      let timer = setTimeout(expire, limit);
       opts.signal?.addEventListener('abort', stop, { once: true });
       if (opts.signal?.aborted) stop();
       const done = () => { clearTimeout(timer); opts.signal?.removeEventListener('abort', stop); };
@@ -72,7 +111,7 @@ export async function runBuild(recipe: Recipe, opts: BuildOptions): Promise<Buil
         done();
         if (partial !== '') opts.onLine(partial);
         if (code === 0) resolve();
-        else reject(new BuildFailedError(signal ? `build killed by ${signal} (timeout ${recipe.build.timeoutMs} ms or cancelled)` : `build exited with code ${code}`, opts.logFile));
+        else reject(new BuildFailedError(signal ? `build killed by ${signal} (timeout ${limit} ms${granted > 0 ? ` + ${Math.round(granted)} ms waiting for a core` : ''}, or cancelled)` : `build exited with code ${code}`, opts.logFile));
       });
     });
     const out = join(work, recipe.build.output);

@@ -22,7 +22,7 @@ export interface Recipe {
     readonly inputs: readonly string[];
     /** Directory (relative to the scratch directory) whose contents become the artifact. */
     readonly output: string;
-    /** Build wall-clock limit; the build is killed and fails past it. */
+    /** Build time limit; the build is killed and fails past it. Time the build waited for a core is added (builder.ts). */
     readonly timeoutMs: number;
   };
   /** `service` only: argv run with cwd = the release directory and `PORT` in the environment. */
