@@ -189,7 +189,7 @@ export class SurfaceDictionary {
   }
 
   /** First index in [lo, hi) whose form is ≥ `key`. */
-  lowerBound(key: string, lo: number, hi: number): number {
+  private lowerBound(key: string, lo: number, hi: number): number {
     const forms = this.forms;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
