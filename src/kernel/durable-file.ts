@@ -22,7 +22,7 @@ export function isTempName(name: string): boolean {
 }
 
 /** A fresh temporary name beside `final`: unique across processes and calls, hidden, ending in `.tmp`. */
-function tempName(final: string): string {
+export function tempName(final: string): string {
   return join(dirname(final), `.${basename(final)}.${process.pid}-${randomBytes(6).toString('hex')}${TMP_SUFFIX}`);
 }
 
@@ -40,27 +40,81 @@ export interface DurableWriteOptions {
   beforeSync?: () => void;
 }
 
-/** Writes `data` to `file` durably (temporary → write → fsync → rename → fsync directory). */
-export function writeFileDurable(file: string, data: string | Uint8Array, options: DurableWriteOptions = {}): void {
-  const tmp = tempName(file);
-  const fd = openSync(tmp, 'wx', options.mode ?? 0o644);
-  try {
+/**
+ * A file written durably piece by piece, for contents too large to hold whole (an index segment): the
+ * pieces go to the temporary as they come, and `commit` fsyncs it and renames it over the final name.
+ * Until then the final name is untouched; `abort` (or a crash) leaves only the temporary.
+ */
+export class DurableWriter {
+  readonly file: string;
+  readonly #tmp: string;
+  readonly #options: DurableWriteOptions;
+  #fd: number | undefined;
+  #bytes = 0;
+
+  constructor(file: string, options: DurableWriteOptions = {}) {
+    this.file = file;
+    this.#options = options;
+    this.#tmp = tempName(file);
+    this.#fd = openSync(this.#tmp, 'wx', options.mode ?? 0o644);
+  }
+
+  /** Bytes written so far. */
+  get bytes(): number { return this.#bytes; }
+
+  write(data: Uint8Array): void {
+    const fd = this.#open();
+    let off = 0;
+    while (off < data.length) off += writeSync(fd, data, off, data.length - off);
+    this.#bytes += data.length;
+  }
+
+  /** fsync, rename over the final name (or link, when exclusive), and fsync the directory unless told not to. */
+  commit(): void {
+    const fd = this.#open();
     try {
-      const buf = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
-      let off = 0;
-      while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
-      options.beforeSync?.();
-      fsyncSync(fd);
+      try {
+        this.#options.beforeSync?.();
+        fsyncSync(fd);
+      } finally {
+        this.#fd = undefined;
+        closeSync(fd);
+      }
+      // link() refuses to replace an existing file, which is what an exclusive write wants.
+      if (this.#options.exclusive) linkSync(this.#tmp, this.file);
+      else renameSync(this.#tmp, this.file);
     } finally {
+      rmSync(this.#tmp, { force: true });
+    }
+    if (this.#options.syncDir !== false) fsyncDir(dirname(this.file));
+  }
+
+  /** Drops the temporary; the final name keeps what it had. Safe to call more than once. */
+  abort(): void {
+    if (this.#fd !== undefined) {
+      const fd = this.#fd;
+      this.#fd = undefined;
       closeSync(fd);
     }
-    // link() refuses to replace an existing file, which is what an exclusive write wants.
-    if (options.exclusive) linkSync(tmp, file);
-    else renameSync(tmp, file);
-  } finally {
-    rmSync(tmp, { force: true });
+    rmSync(this.#tmp, { force: true });
   }
-  if (options.syncDir !== false) fsyncDir(dirname(file));
+
+  #open(): number {
+    if (this.#fd === undefined) throw new Error(`${this.file}: the write was already committed or aborted.`);
+    return this.#fd;
+  }
+}
+
+/** Writes `data` to `file` durably (temporary → write → fsync → rename → fsync directory). */
+export function writeFileDurable(file: string, data: string | Uint8Array, options: DurableWriteOptions = {}): void {
+  const w = new DurableWriter(file, options);
+  try {
+    w.write(typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
+    w.commit();
+  } catch (err) {
+    w.abort();
+    throw err;
+  }
 }
 
 /** Makes completed renames, links and unlinks in `dir` durable. */

@@ -75,6 +75,25 @@ export class ByteWriter {
   }
 }
 
+/** A growable Int32Array. */
+export class IntBuffer {
+  a = new Int32Array(1024);
+  length = 0;
+  push(v: number): void {
+    if (this.length === this.a.length) {
+      const next = new Int32Array(this.a.length * 2);
+      next.set(this.a);
+      this.a = next;
+    }
+    this.a[this.length++] = v;
+  }
+
+  /** The values pushed (shares memory until the buffer grows again). */
+  view(): Int32Array {
+    return this.a.subarray(0, this.length);
+  }
+}
+
 /** A cursor over bytes for the non-hot paths (metadata, skip tables, stored documents). */
 export class ByteReader {
   pos: number;

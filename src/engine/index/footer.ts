@@ -28,15 +28,21 @@ export function withFooter(payload: Uint8Array, magic: number): Buffer {
 
 /**
  * Appends the footer to the file written so far in `w` and returns the whole file, sharing `w`'s memory:
- * a segment's files are hundreds of MB in a large merge, and a copy of each would double its peak.
+ * a copy of a large file would double its peak.
  */
 export function appendFooter(w: ByteWriter, magic: number): Buffer {
-  w.reserve(FOOTER_BYTES);
-  w.u32(magic >>> 0);
-  w.u32(FORMAT_VERSION);
-  w.u32(crc32(w.view()) >>> 0);
+  w.bytes(footerAfter(crc32(w.view()), magic));
   const v = w.view();
   return Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+}
+
+/** The footer of a file whose bytes before it have the CRC32 `payloadCrc` (carried over them in pieces). */
+export function footerAfter(payloadCrc: number, magic: number): Uint8Array {
+  const f = Buffer.alloc(FOOTER_BYTES);
+  f.writeUInt32LE(magic >>> 0, 0);
+  f.writeUInt32LE(FORMAT_VERSION, 4);
+  f.writeUInt32LE(crc32(f.subarray(0, 8), payloadCrc) >>> 0, 8);
+  return f;
 }
 
 /** Checks magic and version of a footer's 12 bytes; returns the stored CRC. */

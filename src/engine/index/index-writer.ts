@@ -14,10 +14,11 @@ import { manifestFiles, segmentName, writeManifest, type Manifest, type Manifest
 import { findMerges } from './merge-policy.js';
 import { mergeSegments } from './merge.js';
 import type { ResolvedIndexOptions } from './options.js';
-import { runCooperatively, runSync } from './steps.js';
+import { runCooperatively, runSync, type Steps } from './steps.js';
+import { SegmentFile } from './segment-file.js';
 import type { StoreOptions } from './store.js';
 import { IDX_EXT, isDeleted, SegmentView, STO_EXT, type DeletedBits, type SegmentCore } from './segment-reader.js';
-import { SegmentBuilder, type IndexedDocument } from './segment-writer.js';
+import { SegmentBuilder, type IndexedDocument, type SegmentFiles } from './segment-writer.js';
 import type { CommitInfo, DocInput } from './types.js';
 
 function toDocument(doc: unknown): IndexedDocument {
@@ -147,16 +148,30 @@ export class DiskIndexWriter implements IndexWriter {
     }
   }
 
-  /** Writes a builder as a new segment (files durable, directory not yet fsynced). */
+  /** How this index compresses stored text. */
   private storeOptions(): StoreOptions {
     return { blockBytes: this.index.options.storedBlockBytes, quality: this.index.options.storedQuality };
   }
 
-  /** Writes an encoded segment's files (durable, directory not yet fsynced) and loads it. */
-  private writeSegmentLocked({ idx, sto }: { idx: Buffer; sto: Buffer }): SegmentCore {
+  /**
+   * Writes a new segment with `encode` and loads it. Its files are durable when this returns (the
+   * directory not yet fsynced); until `encode` has finished they are temporaries, so a failure or a
+   * crash leaves no segment behind.
+   */
+  private *segmentLocked(encode: (files: SegmentFiles) => Steps<unknown>): Steps<SegmentCore> {
     const name = segmentName(this.nextSegment++);
-    writeFileDurable(this.index.dir, name + STO_EXT, sto);
-    writeFileDurable(this.index.dir, name + IDX_EXT, idx);
+    const dir = this.index.dir;
+    const opened: SegmentFile[] = [];
+    try {
+      const files = { sto: new SegmentFile(dir, name + STO_EXT), idx: new SegmentFile(dir, name + IDX_EXT) };
+      opened.push(files.sto, files.idx);
+      yield* encode(files);
+      files.sto.commit();
+      files.idx.commit();
+    } catch (err) {
+      for (const f of opened) f.abort();
+      throw err;
+    }
     faultPoint('segment-written');
     return this.index.loadCoreLocked(name);
   }
@@ -167,18 +182,22 @@ export class DiskIndexWriter implements IndexWriter {
    * `commit()`.
    */
   private flushLocked(): void {
-    this.installFlushLocked(this.builder.maxDoc > 0 ? runSync(this.builder.encode(this.storeOptions())) : undefined);
+    this.installFlushLocked(this.builder.maxDoc > 0 ? runSync(this.flushSteps()) : undefined);
   }
 
   private async flushCooperativelyLocked(): Promise<void> {
-    this.installFlushLocked(this.builder.maxDoc > 0 ? await runCooperatively(this.builder.encode(this.storeOptions())) : undefined);
+    this.installFlushLocked(this.builder.maxDoc > 0 ? await runCooperatively(this.flushSteps()) : undefined);
   }
 
-  private installFlushLocked(encoded: { idx: Buffer; sto: Buffer } | undefined): void {
+  private flushSteps(): Steps<SegmentCore> {
+    const builder = this.builder;
+    return this.segmentLocked((files) => builder.encode(this.storeOptions(), files));
+  }
+
+  private installFlushLocked(core: SegmentCore | undefined): void {
     this.applyDeletesLocked(this.pendingDeletes);
     this.pendingDeletes = new Set();
-    if (encoded !== undefined) {
-      const core = this.writeSegmentLocked(encoded);
+    if (core !== undefined) {
       let deleted: DeletedBits | null = null;
       if (this.builderDeleted.length > 0) {
         deleted = new Uint8Array(Math.ceil(core.maxDoc / 8));
@@ -205,7 +224,7 @@ export class DiskIndexWriter implements IndexWriter {
       for (const group of merges) {
         const names = new Set(group);
         const sources = this.working.filter((ws) => names.has(ws.core.name));
-        const core = this.writeSegmentLocked(await runCooperatively(mergeSegments(sources, this.storeOptions())));
+        const core = await runCooperatively(this.segmentLocked((files) => mergeSegments(sources, this.storeOptions(), files)));
         const at = this.working.findIndex((ws) => names.has(ws.core.name));
         this.working = this.working.filter((ws) => !names.has(ws.core.name));
         this.working.splice(at, 0, { core, deleted: null, dirty: false, deletesFile: null });

@@ -16,7 +16,8 @@
  */
 import { GRAM_TERM_PREFIX, NO_MORE_DOCS } from './types.js';
 import { isDeleted, type DeletedBits, type SegmentCore } from './segment-reader.js';
-import { encodeIdx, type TermPostings } from './segment-writer.js';
+import { encodeIdx, type SegmentFiles, type TermPostings } from './segment-writer.js';
+import { IntBuffer } from './bytes.js';
 import { HeadsWriter } from './heads.js';
 import { stepClock, type Steps } from './steps.js';
 import { StoreWriter, type StoreOptions } from './store.js';
@@ -47,7 +48,8 @@ function* unionSorted(lists: readonly { readonly length: number; at(i: number): 
   }
 }
 
-export function* mergeSegments(sources: readonly MergeSource[], store: StoreOptions): Steps<{ idx: Buffer; sto: Buffer; maxDoc: number }> {
+/** Writes the merge of `sources` into `files`; returns its document count. */
+export function* mergeSegments(sources: readonly MergeSource[], store: StoreOptions, files: SegmentFiles): Steps<number> {
   const due = stepClock();
   // new doc ids
   const docMaps: Int32Array[] = [];
@@ -70,8 +72,7 @@ export function* mergeSegments(sources: readonly MergeSource[], store: StoreOpti
   }
 
   // stored text: copy clean blocks, re-encode the live docs of the others
-  // the sources' sizes bound the output's: its buffers are allocated once (a merge's files are large)
-  const sw = new StoreWriter(store, sources.reduce((n, s) => n + s.core.store.bytes, 0));
+  const sw = new StoreWriter(store, files.sto);
   for (const { core, deleted } of sources) {
     const st = core.store;
     for (let k = 0; k < st.blockCount; k++) {
@@ -83,10 +84,11 @@ export function* mergeSegments(sources: readonly MergeSource[], store: StoreOpti
       if (due()) yield;
     }
   }
+  sw.finish();
 
-  const docs: number[] = [];
-  const freqs: number[] = [];
-  const positions: number[] = [];
+  const docs = new IntBuffer();
+  const freqs = new IntBuffer();
+  const positions = new IntBuffer();
   const termLists = sources.map((s) => s.core.terms);
   let termCount = 0;
   for (const t of termLists) termCount = Math.max(termCount, t.length);
@@ -110,7 +112,7 @@ export function* mergeSegments(sources: readonly MergeSource[], store: StoreOpti
           for (let j = 0; j < pos.length; j++) positions.push(pos[j]!);
         }
       }
-      if (docs.length > 0) yield { term, docs, freqs, positions };
+      if (docs.length > 0) yield { term, docs: docs.view(), freqs: freqs.view(), positions: positions.view() };
     }
     for (const s of sources) s.core.endSequential();
   }
@@ -123,10 +125,6 @@ export function* mergeSegments(sources: readonly MergeSource[], store: StoreOpti
     surfaces.push([form, df]);
   }
 
-  const sizeHint = {
-    postings: sources.reduce((n, s) => n + s.core.terms.postingsBytes, 0),
-    positions: sources.reduce((n, s) => n + s.core.terms.positionsBytes, 0),
-  };
-  const idx = yield* encodeIdx({ commonGrams, heads, lengths, cids, termCount, terms, surfaces, sizeHint });
-  return { idx, sto: sw.finish(), maxDoc: lengths.length };
+  yield* encodeIdx({ commonGrams, heads, lengths, cids, termCount, terms, surfaces }, files.idx);
+  return lengths.length;
 }

@@ -1,5 +1,6 @@
 /**
- * Building one segment in memory and writing its two files. Documents are inverted as they are added
+ * Building one segment in memory and writing its two files as they are encoded (segment-file.ts), the
+ * encoder a merge uses too. Documents are inverted as they are added
  * (the analyzer runs once, at `add`), so a commit only encodes: terms sorted, postings and positions
  * through the codec, exact lengths, cids, surface forms with document frequencies, document heads, stored text.
  *
@@ -21,15 +22,19 @@
  */
 import { constants as zc, brotliCompressSync } from 'node:zlib';
 import { stemSurface, tokenize } from '../analysis/analyzer.js';
-import { ByteWriter, utf8Encoder } from './bytes.js';
-import { appendFooter, FOOTER_BYTES, MAGIC } from './footer.js';
+import { ByteWriter, IntBuffer, utf8Encoder } from './bytes.js';
+import { MAGIC } from './footer.js';
 import { encodeTermPostings } from './postings-writer.js';
 import { HeadsWriter } from './heads.js';
 import type { DocumentRecord } from '../../kernel/document.js';
 import { stepClock, type Steps } from './steps.js';
 import { encodeStore, type StoreOptions } from './store.js';
+import type { SegmentFile } from './segment-file.js';
 import { COMMON_GRAM_WORDS } from '../analysis/common-grams.js';
 import { SITE_TERM_PREFIX, TITLE_TEXT_POSITION_GAP, gramTerm, hasPositions } from './types.js';
+
+/** The two files of a segment being written. */
+export interface SegmentFiles { idx: SegmentFile; sto: SegmentFile }
 
 /** A validated document as the index stores it. */
 export type IndexedDocument = DocumentRecord;
@@ -60,20 +65,6 @@ interface SurfaceAcc {
 
 /** Position of each common word in COMMON_GRAM_WORDS. */
 const COMMON_INDEX = new Map([...COMMON_GRAM_WORDS].map((w, i) => [w, i]));
-
-/** A growable Int32Array. */
-class IntBuffer {
-  a = new Int32Array(1024);
-  length = 0;
-  push(v: number): void {
-    if (this.length === this.a.length) {
-      const next = new Int32Array(this.a.length * 2);
-      next.set(this.a);
-      this.a = next;
-    }
-    this.a[this.length++] = v;
-  }
-}
 
 /**
  * An in-memory segment under construction. Doc ids are assigned in `add` order from 0.
@@ -168,8 +159,8 @@ export class SegmentBuilder {
     return doc;
   }
 
-  /** Encodes the segment: the `.idx` and `.sto` file contents (run with runSync or runCooperatively). */
-  *encode(store: StoreOptions): Steps<{ idx: Buffer; sto: Buffer; maxDoc: number }> {
+  /** Encodes the segment into its `.idx` and `.sto` files (run with runSync or runCooperatively). */
+  *encode(store: StoreOptions, files: SegmentFiles): Steps<void> {
     const nTerms = this.termNames.length;
     const nTok = this.tokTerm.length;
     const tokTerm = this.tokTerm.a;
@@ -198,7 +189,8 @@ export class SegmentBuilder {
     const surfaces = this.surfaces;
     const heads = new HeadsWriter();
     for (const d of this.stored) heads.add(d);
-    const idx = yield* encodeIdx({
+    yield* encodeStore(this.stored.map((d) => d.text), store, files.sto);
+    yield* encodeIdx({
       commonGrams: true,
       heads,
       lengths: this.lengths,
@@ -218,13 +210,11 @@ export class SegmentBuilder {
               freqs.push(1);
             }
           }
-          yield { term: names[t]!, docs: docs.a.subarray(0, docs.length), freqs: freqs.a.subarray(0, freqs.length), positions: sPos.subarray(from, to) };
+          yield { term: names[t]!, docs: docs.view(), freqs: freqs.view(), positions: sPos.subarray(from, to) };
         }
       },
       surfaces: [...surfaces.keys()].sort().map((sf) => [sf, surfaces.get(sf)!.df] as [string, number]),
-    });
-    const sto = yield* encodeStore(this.stored.map((d) => d.text), store);
-    return { idx, sto, maxDoc };
+    }, files.idx);
   }
 }
 
@@ -249,89 +239,94 @@ export interface IdxInput {
   terms(): Iterable<TermPostings>;
   /** Surface forms in ascending order with document frequencies. */
   surfaces: readonly [string, number][];
-  /** Likely bytes of the postings and positions sections (a merge knows its sources'), so their buffers need not grow by copies. */
-  sizeHint?: { postings: number; positions: number };
 }
 
 /**
- * Encodes a complete `.idx` file (layout at the top of this file), yielding at checkpoints. Every section
- * is encoded before the file's buffer is allocated, at its exact size: a merged segment's `.idx` is
- * hundreds of MB, and growing one buffer by doubling copies held up to three times that at once.
+ * Encodes a complete `.idx` file (layout at the top of this file) into `file`, yielding at checkpoints.
+ * The sections are written as they are encoded; positions, produced term by term beside the postings
+ * and stored after them, go through a scratch file. Memory is a chunk per output plus the dictionary
+ * and the heads, whatever the segment's size.
  */
-export function* encodeIdx(input: IdxInput): Steps<Buffer> {
+export function* encodeIdx(input: IdxInput, file: SegmentFile): Steps<void> {
   const due = stepClock();
   const maxDoc = input.lengths.length;
-  const lengths = Uint32Array.from(input.lengths);
-  const cids = input.cids instanceof BigUint64Array ? input.cids : new BigUint64Array(input.cids);
-
-  const postings = new ByteWriter(input.sizeHint?.postings ?? 1 << 20);
-  const positions = new ByteWriter(input.sizeHint?.positions ?? 1 << 20);
-  const scratch = new ByteWriter(1 << 12);
-  const meta = new ByteWriter(input.termCount * 8 + 16);
-  const termList: string[] = [];
-  for (const { term: t, docs, freqs, positions: pos } of input.terms()) {
-    const p0 = postings.length;
-    const q0 = positions.length;
-    const { maxFreq, minLength } = encodeTermPostings(docs, freqs, hasPositions(t) ? pos : null, input.lengths, postings, positions, scratch);
-    termList.push(t);
-    meta.varint(t.length);
-    meta.varint(docs.length);
-    meta.varint(postings.length - p0);
-    meta.varint(positions.length - q0);
-    meta.varint(maxFreq);
-    meta.varint(minLength);
-    if ((termList.length & 255) === 0 && due()) yield;
-  }
-  const heads = input.heads.finish();
-
-  // The dictionary (term and surface strings with their metadata) is read whole at open and is
-  // highly redundant (sorted strings, small counts): one Brotli stream makes it 3–4× smaller.
-  const dict = new ByteWriter(1 << 16);
-  const dictSections: Record<string, [number, number]> = {};
-  const dictSection = (name: string, write: () => void) => {
-    const start = dict.length;
-    write();
-    dictSections[name] = [start, dict.length - start];
-  };
-  dictSection('termText', () => dict.bytes(utf8Encoder.encode(termList.join(''))));
-  dictSection('termMeta', () => dict.bytes(meta.view()));
-  dictSection('surfText', () => dict.bytes(utf8Encoder.encode(input.surfaces.map((x) => x[0]).join(''))));
-  dictSection('surfMeta', () => {
-    for (const [sf, df] of input.surfaces) {
-      dict.varint(sf.length);
-      dict.varint(df);
-    }
-  });
-  const compressedDict = brotliCompressSync(dict.view(), {
-    params: { [zc.BROTLI_PARAM_QUALITY]: 5, [zc.BROTLI_PARAM_LGWIN]: 24, [zc.BROTLI_PARAM_SIZE_HINT]: dict.length },
-  });
-
-  const parts: [string, Uint8Array][] = [
-    ['lengths', new Uint8Array(lengths.buffer, lengths.byteOffset, lengths.byteLength)],
-    ['cids', new Uint8Array(cids.buffer, cids.byteOffset, cids.byteLength)],
-    ['postings', postings.view()],
-    ['positions', positions.view()],
-    ['heads', heads],
-    ['dict', compressedDict],
-  ];
   const sections: Record<string, [number, number]> = {};
-  let at = 0;
-  for (const [name, bytes] of parts) {
-    at = Math.ceil(at / 8) * 8;
-    sections[name] = [at, bytes.length];
-    at += bytes.length;
+  const begin = () => {
+    file.align(8);
+    return file.position;
+  };
+  const end = (name: string, start: number) => { sections[name] = [start, file.position - start]; };
+  const section = (name: string, bytes: Uint8Array) => {
+    const start = begin();
+    file.bytes(bytes);
+    end(name, start);
+  };
+  const lengths = Uint32Array.from(input.lengths);
+  section('lengths', new Uint8Array(lengths.buffer, lengths.byteOffset, lengths.byteLength));
+  const cids = input.cids instanceof BigUint64Array ? input.cids : new BigUint64Array(input.cids);
+  section('cids', new Uint8Array(cids.buffer, cids.byteOffset, cids.byteLength));
+
+  const spill = file.spill();
+  try {
+    const postings = file.out;
+    const positions = spill.out;
+    const scratch = new ByteWriter(1 << 12);
+    const meta = new ByteWriter(input.termCount * 8 + 16);
+    const termList: string[] = [];
+    const postingsStart = begin();
+    for (const { term: t, docs, freqs, positions: pos } of input.terms()) {
+      const p0 = file.position;
+      const q0 = spill.length;
+      const { maxFreq, minLength } = encodeTermPostings(docs, freqs, hasPositions(t) ? pos : null, input.lengths, postings, positions, scratch);
+      termList.push(t);
+      meta.varint(t.length);
+      meta.varint(docs.length);
+      meta.varint(file.position - p0);
+      meta.varint(spill.length - q0);
+      meta.varint(maxFreq);
+      meta.varint(minLength);
+      file.drain();
+      spill.drain();
+      if ((termList.length & 255) === 0 && due()) yield;
+    }
+    end('postings', postingsStart);
+    const positionsStart = begin();
+    spill.copyTo(file);
+    end('positions', positionsStart);
+
+    section('heads', input.heads.finish());
+
+    // The dictionary (term and surface strings with their metadata) is read whole at open and is
+    // highly redundant (sorted strings, small counts): one Brotli stream makes it 3–4× smaller.
+    const dict = new ByteWriter(1 << 16);
+    const dictSections: Record<string, [number, number]> = {};
+    const dictSection = (name: string, write: () => void) => {
+      const start = dict.length;
+      write();
+      dictSections[name] = [start, dict.length - start];
+    };
+    dictSection('termText', () => dict.bytes(utf8Encoder.encode(termList.join(''))));
+    dictSection('termMeta', () => dict.bytes(meta.view()));
+    dictSection('surfText', () => dict.bytes(utf8Encoder.encode(input.surfaces.map((x) => x[0]).join(''))));
+    dictSection('surfMeta', () => {
+      for (const [sf, df] of input.surfaces) {
+        dict.varint(sf.length);
+        dict.varint(df);
+      }
+    });
+    section('dict', brotliCompressSync(dict.view(), {
+      params: { [zc.BROTLI_PARAM_QUALITY]: 5, [zc.BROTLI_PARAM_LGWIN]: 24, [zc.BROTLI_PARAM_SIZE_HINT]: dict.length },
+    }));
+
+    const json = utf8Encoder.encode(JSON.stringify({
+      maxDoc, terms: termList.length, surfaces: input.surfaces.length, sections, dict: { bytes: dict.length, sections: dictSections },
+      heads: { bytes: input.heads.rawBytes }, ...(input.commonGrams ? { commonGrams: true } : {}),
+    }));
+    file.align(8);
+    file.bytes(json);
+    file.out.u32(json.length);
+    file.footer(MAGIC.terms);
+  } finally {
+    spill.dispose();
   }
-  const json = utf8Encoder.encode(JSON.stringify({
-    maxDoc, terms: termList.length, surfaces: input.surfaces.length, sections, dict: { bytes: dict.length, sections: dictSections },
-    heads: { bytes: input.heads.rawBytes }, ...(input.commonGrams ? { commonGrams: true } : {}),
-  }));
-  const out = new ByteWriter(Math.ceil(at / 8) * 8 + json.length + 4 + FOOTER_BYTES);
-  for (const [, bytes] of parts) {
-    out.align(8);
-    out.bytes(bytes);
-  }
-  out.align(8);
-  out.bytes(json);
-  out.u32(json.length);
-  return appendFooter(out, MAGIC.terms);
 }

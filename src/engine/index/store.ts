@@ -16,7 +16,8 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { constants as zc, brotliCompressSync, brotliDecompressSync } from 'node:zlib';
 import { InternalError } from '../../kernel/errors.js';
 import { ByteReader, ByteWriter, utf8Decoder, utf8Encoder } from './bytes.js';
-import { appendFooter, FOOTER_BYTES, MAGIC, readFooter } from './footer.js';
+import { FOOTER_BYTES, MAGIC, readFooter } from './footer.js';
+import type { SegmentFile } from './segment-file.js';
 import { LruCache } from './lru.js';
 import { stepClock, type Steps } from './steps.js';
 
@@ -50,16 +51,14 @@ export function writeOptional(w: ByteWriter, s: string | undefined): void {
  * `blockBytes`; a merge may also copy a source's compressed block verbatim (its documents all live).
  */
 export class StoreWriter {
-  private readonly out: ByteWriter;
   private readonly index: number[] = [];
   private readonly raw: ByteWriter;
   private inBlock = 0;
   docCount = 0;
 
-  /** `expectedBytes`: the file's likely size (a merge knows its sources'), so the buffer need not grow by copies. */
-  constructor(private readonly options: StoreOptions, expectedBytes = 1 << 16) {
+  /** Writes into `file`, block by block. */
+  constructor(private readonly options: StoreOptions, private readonly file: SegmentFile) {
     this.raw = new ByteWriter(options.blockBytes + 4096);
-    this.out = new ByteWriter(expectedBytes + 1024);
   }
 
   add(text: string): void {
@@ -73,7 +72,7 @@ export class StoreWriter {
   /** Appends an already compressed block of `docs` documents decompressing to `rawBytes`. */
   copyBlock(compressed: Uint8Array, docs: number, rawBytes: number): void {
     this.flush();
-    this.out.bytes(compressed);
+    this.file.bytes(compressed);
     this.index.push(docs, compressed.length, rawBytes);
     this.docCount += docs;
   }
@@ -88,32 +87,36 @@ export class StoreWriter {
         [zc.BROTLI_PARAM_SIZE_HINT]: raw.length,
       },
     });
-    this.out.bytes(compressed);
+    this.file.bytes(compressed);
     this.index.push(this.inBlock, compressed.length, raw.length);
     raw.length = 0;
     this.inBlock = 0;
   }
 
-  finish(): Buffer {
+  /** Writes the block index and the footer. */
+  finish(): void {
     this.flush();
-    const out = this.out;
-    const indexStart = out.length;
-    out.varint(this.index.length / 3);
-    for (const v of this.index) out.varint(v);
-    out.u32(out.length - indexStart);
-    return appendFooter(out, MAGIC.stored);
+    const file = this.file;
+    const indexStart = file.position;
+    file.out.varint(this.index.length / 3);
+    for (const v of this.index) {
+      file.out.varint(v);
+      file.drain();
+    }
+    file.out.u32(file.position - indexStart);
+    file.footer(MAGIC.stored);
   }
 }
 
 /** Encodes the stored fields of `docs` (in doc order) into a complete `.sto` file. */
-export function* encodeStore(texts: readonly string[], options: StoreOptions): Steps<Buffer> {
-  const w = new StoreWriter(options);
+export function* encodeStore(texts: readonly string[], options: StoreOptions, file: SegmentFile): Steps<void> {
+  const w = new StoreWriter(options, file);
   const due = stepClock();
   for (let i = 0; i < texts.length; i++) {
     w.add(texts[i]!);
     if ((i & 63) === 0 && due()) yield;
   }
-  return w.finish();
+  w.finish();
 }
 
 interface CachedBlock {
