@@ -61,6 +61,12 @@ export class ByteWriter {
     this.length += src.length;
   }
 
+  /** Appends `s` as UTF-8 (a lone surrogate as U+FFFD). */
+  utf8(s: string): void {
+    this.reserve(s.length * 3);
+    this.length += utf8Encoder.encodeInto(s, this.buf.subarray(this.length)).written;
+  }
+
   /** Pads with zeros to a multiple of `n` (so typed-array sections can be viewed in place). */
   align(n: number): void {
     while (this.length % n !== 0) {

@@ -52,19 +52,22 @@ function* unionSorted(lists: readonly { readonly length: number; at(i: number): 
 export function* mergeSegments(sources: readonly MergeSource[], store: StoreOptions, files: SegmentFiles): Steps<number> {
   const due = stepClock();
   // new doc ids
-  const docMaps: Int32Array[] = [];
-  const lengths: number[] = [];
-  const cids: bigint[] = [];
-  for (const { core, deleted } of sources) {
+  let live = 0;
+  const docMaps = sources.map(({ core, deleted }) => {
     const map = new Int32Array(core.maxDoc).fill(-1);
+    for (let d = 0; d < core.maxDoc; d++) if (!isDeleted(deleted, d)) map[d] = live++;
+    return map;
+  });
+  const lengths = new Uint32Array(live);
+  const cids = new BigUint64Array(live);
+  sources.forEach(({ core }, k) => {
+    const map = docMaps[k]!;
     for (let d = 0; d < core.maxDoc; d++) {
-      if (isDeleted(deleted, d)) continue;
-      map[d] = lengths.length;
-      lengths.push(core.lengths[d]!);
-      cids.push(core.cids[d]!);
+      if (map[d]! < 0) continue;
+      lengths[map[d]!] = core.lengths[d]!;
+      cids[map[d]!] = core.cids[d]!;
     }
-    docMaps.push(map);
-  }
+  });
 
   const heads = new HeadsWriter();
   for (const { core, deleted } of sources) {
@@ -117,14 +120,15 @@ export function* mergeSegments(sources: readonly MergeSource[], store: StoreOpti
     for (const s of sources) s.core.endSequential();
   }
 
-  const surfaces: [string, number][] = [];
-  const surfaceTables = sources.map((s) => s.core.surfaces.read());
-  for (const [form, from] of unionSorted(surfaceTables.map((t) => t.forms))) {
-    let df = 0;
-    for (let i = 0; i < from.length; i += 2) df += surfaceTables[from[i]!]!.dfs[from[i + 1]!]!;
-    surfaces.push([form, df]);
+  function* surfaces(): Generator<[string, number]> {
+    const tables = sources.map((s) => s.core.surfaces.read());
+    for (const [form, from] of unionSorted(tables.map((t) => t.forms))) {
+      let df = 0;
+      for (let i = 0; i < from.length; i += 2) df += tables[from[i]!]!.dfs[from[i + 1]!]!;
+      yield [form, df];
+    }
   }
 
-  yield* encodeIdx({ commonGrams, heads, lengths, cids, termCount, terms, surfaces }, files.idx);
+  yield* encodeIdx({ commonGrams, heads, lengths, cids, termCount, terms, surfaces: surfaces() }, files.idx);
   return lengths.length;
 }

@@ -213,7 +213,9 @@ export class SegmentBuilder {
           yield { term: names[t]!, docs: docs.view(), freqs: freqs.view(), positions: sPos.subarray(from, to) };
         }
       },
-      surfaces: [...surfaces.keys()].sort().map((sf) => [sf, surfaces.get(sf)!.df] as [string, number]),
+      surfaces: (function* (): Generator<[string, number]> {
+        for (const sf of [...surfaces.keys()].sort()) yield [sf, surfaces.get(sf)!.df];
+      })(),
     }, files.idx);
   }
 }
@@ -237,8 +239,8 @@ export interface IdxInput {
   termCount: number;
   /** Terms in ascending code-unit order, each with at least one posting. */
   terms(): Iterable<TermPostings>;
-  /** Surface forms in ascending order with document frequencies. */
-  surfaces: readonly [string, number][];
+  /** Surface forms in ascending order with document frequencies (iterated once, after the terms). */
+  surfaces: Iterable<[form: string, docFreq: number]>;
 }
 
 /**
@@ -271,23 +273,25 @@ export function* encodeIdx(input: IdxInput, file: SegmentFile): Steps<void> {
     const postings = file.out;
     const positions = spill.out;
     const scratch = new ByteWriter(1 << 12);
-    const meta = new ByteWriter(input.termCount * 8 + 16);
-    const termList: string[] = [];
+    // The dictionary's sections, written as the terms and forms stream by (none of them is kept).
+    const termText = new ByteWriter(1 << 16);
+    const termMeta = new ByteWriter(input.termCount * 8 + 16);
+    let terms = 0;
     const postingsStart = begin();
     for (const { term: t, docs, freqs, positions: pos } of input.terms()) {
       const p0 = file.position;
       const q0 = spill.length;
       const { maxFreq, minLength } = encodeTermPostings(docs, freqs, hasPositions(t) ? pos : null, input.lengths, postings, positions, scratch);
-      termList.push(t);
-      meta.varint(t.length);
-      meta.varint(docs.length);
-      meta.varint(file.position - p0);
-      meta.varint(spill.length - q0);
-      meta.varint(maxFreq);
-      meta.varint(minLength);
+      termText.utf8(t);
+      termMeta.varint(t.length);
+      termMeta.varint(docs.length);
+      termMeta.varint(file.position - p0);
+      termMeta.varint(spill.length - q0);
+      termMeta.varint(maxFreq);
+      termMeta.varint(minLength);
       file.drain();
       spill.drain();
-      if ((termList.length & 255) === 0 && due()) yield;
+      if ((++terms & 255) === 0 && due()) yield;
     }
     end('postings', postingsStart);
     const positionsStart = begin();
@@ -296,30 +300,30 @@ export function* encodeIdx(input: IdxInput, file: SegmentFile): Steps<void> {
 
     section('heads', input.heads.finish());
 
+    const surfText = new ByteWriter(1 << 16);
+    const surfMeta = new ByteWriter(1 << 16);
+    let surfaces = 0;
+    for (const [form, df] of input.surfaces) {
+      surfText.utf8(form);
+      surfMeta.varint(form.length);
+      surfMeta.varint(df);
+      if ((++surfaces & 1023) === 0 && due()) yield;
+    }
     // The dictionary (term and surface strings with their metadata) is read whole at open and is
     // highly redundant (sorted strings, small counts): one Brotli stream makes it 3–4× smaller.
-    const dict = new ByteWriter(1 << 16);
+    const parts = { termText, termMeta, surfText, surfMeta };
+    const dict = new ByteWriter(Object.values(parts).reduce((n, w) => n + w.length, 0));
     const dictSections: Record<string, [number, number]> = {};
-    const dictSection = (name: string, write: () => void) => {
-      const start = dict.length;
-      write();
-      dictSections[name] = [start, dict.length - start];
-    };
-    dictSection('termText', () => dict.bytes(utf8Encoder.encode(termList.join(''))));
-    dictSection('termMeta', () => dict.bytes(meta.view()));
-    dictSection('surfText', () => dict.bytes(utf8Encoder.encode(input.surfaces.map((x) => x[0]).join(''))));
-    dictSection('surfMeta', () => {
-      for (const [sf, df] of input.surfaces) {
-        dict.varint(sf.length);
-        dict.varint(df);
-      }
-    });
+    for (const [name, w] of Object.entries(parts)) {
+      dictSections[name] = [dict.length, w.length];
+      dict.bytes(w.view());
+    }
     section('dict', brotliCompressSync(dict.view(), {
       params: { [zc.BROTLI_PARAM_QUALITY]: 5, [zc.BROTLI_PARAM_LGWIN]: 24, [zc.BROTLI_PARAM_SIZE_HINT]: dict.length },
     }));
 
     const json = utf8Encoder.encode(JSON.stringify({
-      maxDoc, terms: termList.length, surfaces: input.surfaces.length, sections, dict: { bytes: dict.length, sections: dictSections },
+      maxDoc, terms, surfaces, sections, dict: { bytes: dict.length, sections: dictSections },
       heads: { bytes: input.heads.rawBytes }, ...(input.commonGrams ? { commonGrams: true } : {}),
     }));
     file.align(8);
