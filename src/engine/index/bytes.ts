@@ -61,7 +61,7 @@ export class ByteWriter {
     this.length += src.length;
   }
 
-  /** Appends `s` as UTF-8 (a lone surrogate as U+FFFD). */
+  /** Appends `s` as UTF-8, a lone surrogate as U+FFFD (as `TextEncoder` would encode `s` on its own). */
   utf8(s: string): void {
     this.reserve(s.length * 3);
     this.length += utf8Encoder.encodeInto(s, this.buf.subarray(this.length)).written;

@@ -141,7 +141,11 @@ export class Index implements WriterHost {
     const snapshot: IndexSnapshot = Object.freeze({ generation: m.generation, segments: Object.freeze(views.slice()), docs, bytes });
     this.state = { manifest: m, views, snapshot };
     const names = new Set(m.segments.map((s) => s.name));
-    for (const name of [...this.cores.keys()]) if (!names.has(name)) this.cores.delete(name); // descriptor closed when unreferenced
+    for (const [name, core] of [...this.cores]) {
+      if (names.has(name)) continue;
+      core.surfaces.detach();
+      this.cores.delete(name); // descriptor closed when unreferenced
+    }
     const info: CommitInfo = { generation: m.generation, docs, segments: views.length };
     for (const fn of [...this.listeners]) {
       try {

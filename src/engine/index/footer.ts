@@ -6,7 +6,6 @@
  */
 import { crc32 } from 'node:zlib';
 import { InternalError } from '../../kernel/errors.js';
-import { ByteWriter } from './bytes.js';
 
 export const FOOTER_BYTES = 12;
 export const FORMAT_VERSION = 1;
@@ -21,19 +20,7 @@ export const MAGIC = {
 
 /** Appends the footer to `payload` and returns the complete file bytes. */
 export function withFooter(payload: Uint8Array, magic: number): Buffer {
-  const w = new ByteWriter(payload.length + FOOTER_BYTES);
-  w.bytes(payload);
-  return appendFooter(w, magic);
-}
-
-/**
- * Appends the footer to the file written so far in `w` and returns the whole file, sharing `w`'s memory:
- * a copy of a large file would double its peak.
- */
-export function appendFooter(w: ByteWriter, magic: number): Buffer {
-  w.bytes(footerAfter(crc32(w.view()), magic));
-  const v = w.view();
-  return Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+  return Buffer.concat([payload, footerAfter(crc32(payload), magic)]);
 }
 
 /** The footer of a file whose bytes before it have the CRC32 `payloadCrc` (carried over them in pieces). */

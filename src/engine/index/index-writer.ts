@@ -162,9 +162,13 @@ export class DiskIndexWriter implements IndexWriter {
     const name = segmentName(this.nextSegment++);
     const dir = this.index.dir;
     const opened: SegmentFile[] = [];
+    const open = (file: string) => {
+      const f = new SegmentFile(dir, file);
+      opened.push(f);
+      return f;
+    };
     try {
-      const files = { sto: new SegmentFile(dir, name + STO_EXT), idx: new SegmentFile(dir, name + IDX_EXT) };
-      opened.push(files.sto, files.idx);
+      const files = { sto: open(name + STO_EXT), idx: open(name + IDX_EXT) };
       yield* encode(files);
       files.sto.commit();
       files.idx.commit();

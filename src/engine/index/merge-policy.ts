@@ -7,10 +7,9 @@
  * segment with no live document is dropped without a merge.
  *
  * `maxMergedBytes` bounds what one merge produces (its sources' live bytes), not only which segments may
- * take part: a merge encodes its segment in memory before writing it (segment-writer.ts), so this bound
- * caps the memory of one merge whatever the corpus's size (not the build's: docs/index-format.md,
- * "Merges"). A full tier whose smallest segments exceed it together merges as many of them as fit, at
- * least two, or waits.
+ * take part: a segment's size is what a query pays per segment and what each later merge rewrites
+ * (docs/index-format.md, "Merges"). A full tier whose smallest segments exceed it together merges as
+ * many of them as fit, at least two, or waits.
  */
 import type { ManifestSegment } from './manifest.js';
 

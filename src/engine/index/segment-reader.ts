@@ -5,7 +5,7 @@
  * adds a segment or changes deletes loads only what changed.
  *
  * A core holds in memory only what every query needs per document or per term: lengths, cids, heads,
- * and the term dictionary packed in blocks (`TermDictionary`); surface forms stay compressed until read.
+ * and the term dictionary packed in blocks (`TermDictionary`); surface forms stay in the file until read.
  * Postings and positions stay in the `.idx` file and are read at their offsets, one term at a time,
  * through a descriptor the core keeps open and the index's `TermBytesCache`, as the `.sto`'s text
  * blocks are read through its `BlockCache`.
@@ -306,20 +306,40 @@ export class SegmentCore {
  * A segment's surface forms, read from the file's compressed dictionary section and decoded on each
  * read: only a snapshot's first suggestion or correction, a merge and the check read them, and each keeps
  * what it needs. Holding the section instead cost a serving process ~2% of the indexed text.
+ *
+ * A searcher's surface dictionary keeps the sources of its segments, to subtract the forms of those a
+ * merge removed when the next snapshot updates it. So when its index drops a segment, the source is
+ * `detach`ed: it reads the section once and lets go of the core, whose descriptor (and the unlinked
+ * files behind it) would otherwise live as long as some dictionary remembered the segment.
  */
 export class SurfaceSource {
+  #readCompressed: () => Uint8Array;
+
   constructor(
-    private readonly readCompressed: () => Uint8Array,
+    readCompressed: () => Uint8Array,
     private readonly rawBytes: number,
     private readonly text: [number, number],
     private readonly meta: [number, number],
     readonly length: number,
     private readonly name: string,
-  ) {}
+  ) {
+    this.#readCompressed = readCompressed;
+  }
+
+  /** Holds the compressed section from now on, instead of reading it through the segment's core. */
+  detach(): void {
+    let compressed: Uint8Array;
+    try {
+      compressed = this.#readCompressed();
+    } catch {
+      return; // unreadable now: it keeps reading through the core, which stays open as long as it is needed
+    }
+    this.#readCompressed = () => compressed;
+  }
 
   /** The forms (ascending) and their dfs. */
   read(): { forms: PackedStrings; dfs: Uint32Array } {
-    const dict = brotliDecompressSync(this.readCompressed());
+    const dict = brotliDecompressSync(this.#readCompressed());
     if (dict.length !== this.rawBytes) throw new InternalError(`Segment ${this.name}: the dictionary decompresses to ${dict.length} bytes, expected ${this.rawBytes}.`);
     const m = new ByteReader(dict.subarray(this.meta[0], this.meta[0] + this.meta[1]));
     const dfs = new Uint32Array(this.length);
@@ -420,7 +440,7 @@ export class SegmentView implements SegmentReader {
   }
 
   surfaceForms(): Iterable<[form: string, docFreq: number]> {
-    // the source holds the compressed forms alone: a searcher keeps it after the segment is merged away
+    // a searcher keeps the source after the segment is merged away (SurfaceSource.detach)
     return this.core.surfaces;
   }
 

@@ -139,8 +139,7 @@ export interface IndexOptions {
   /** Tiered merge policy: segments smaller than this all count as the smallest tier. Default 2 MiB. */
   mergeFloorBytes?: number;
   /** Most live bytes of the segment one merge produces (larger segments are not merged further); 0 = no
-   *  limit. A merge holds its output in memory until it is written, so this caps one merge's memory
-   *  whatever the corpus's size. Default 512 MiB. */
+   *  limit. Default 512 MiB. */
   maxMergedBytes?: number;
   /** Raw bytes per compressed stored-fields block. Default 64 KiB (bench/index-build.ts: size vs. fetch cost). */
   storedBlockBytes?: number;

@@ -86,3 +86,22 @@ test('a tier holding several full groups merges all of them at once, smallest fi
   const tier = ['g', 'b', 'e', 'a', 'h', 'c', 'f', 'd'].map((n) => seg(n, 1_000 + n.charCodeAt(0)));
   assert.deepEqual(findMerges(tier, o), [['a', 'b', 'c'], ['d', 'e', 'f']]);
 });
+
+test('a merged-away segment keeps its surface forms readable without holding its files open', async (t) => {
+  const dir = tempDir(t);
+  const index = await Index.open(dir, { mergeFactor: 2, mergeFloorBytes: 1 << 20 });
+  const w = await index.openWriter();
+  w.upsert({ cid: 1n, title: 'Zebras', text: 'striped zebras graze' });
+  await w.commit();
+  const [first] = index.snapshot().segments;
+  const forms = first!.surfaceForms();
+  w.upsert({ cid: 2n, title: 'Okapis', text: 'okapis browse' });
+  await w.commit();
+  assert.equal(index.snapshot().segments.length, 1, 'the two segments merged');
+  assert.notEqual(index.snapshot().segments[0]!.name, first!.name);
+  // A searcher's dictionary may still need the old forms; the old core's descriptor must not be what serves them.
+  first!.core.close();
+  assert.deepEqual(new Map(forms), new Map([['graze', 1], ['striped', 1], ['zebras', 1]]));
+  await w.close();
+  await index.close();
+});
