@@ -41,7 +41,10 @@ const indexes = new Map<Scope, Promise<Index>>();
 function index(scope: Scope): Promise<Index> {
   let idx = indexes.get(scope);
   if (idx === undefined) {
-    idx = Index.open(indexDir(data.dataDir, scope), data.indexOptions);
+    idx = Index.open(indexDir(data.dataDir, scope), data.indexOptions).then((i) => {
+      i.warm();
+      return i;
+    });
     idx.catch(() => indexes.delete(scope)); // a failed open is tried again by the next task
     indexes.set(scope, idx);
   }
@@ -51,7 +54,10 @@ function index(scope: Scope): Promise<Index> {
 /** Adopts the newest commit on disk when `generation` is newer than the one held. */
 async function fresh(scope: Scope, generation: number): Promise<Index> {
   const idx = await index(scope);
-  if (idx.generation < generation) await idx.refresh();
+  if (idx.generation < generation) {
+    await idx.refresh();
+    idx.warm();
+  }
   return idx;
 }
 

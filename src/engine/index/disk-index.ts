@@ -93,6 +93,16 @@ export class Index implements WriterHost {
     return this.state.snapshot;
   }
 
+  /**
+   * Decodes now what queries read of every current segment (term dictionaries, heads), which a segment
+   * otherwise decodes on first use: a reader about to serve searches calls it after opening or
+   * refreshing, so that no query pays for a new segment.
+   */
+  warm(): void {
+    this.assertOpen();
+    for (const v of this.state.views) v.core.warm();
+  }
+
   /** Adopts the newest manifest on disk (another process's commit); true when the generation changed. */
   async refresh(): Promise<boolean> {
     this.assertOpen();

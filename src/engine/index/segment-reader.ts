@@ -4,8 +4,9 @@
  * `SegmentReader`. Cores are shared by every generation that lists the segment, so a refresh that only
  * adds a segment or changes deletes loads only what changed.
  *
- * A core holds in memory only what every query needs per document or per term: lengths, cids, heads,
- * and the term dictionary packed in blocks (`TermDictionary`); surface forms stay in the file until read.
+ * A core holds in memory only what every query needs per document or per term: lengths and cids from
+ * its open, heads and the term dictionary packed in blocks (`TermDictionary`) from their first use;
+ * surface forms stay in the file until read.
  * Postings and positions stay in the `.idx` file and are read at their offsets, one term at a time,
  * through a descriptor the core keeps open and the index's `TermBytesCache`, as the `.sto`'s text
  * blocks are read through its `BlockCache`.
@@ -93,12 +94,9 @@ export class SegmentCore {
   readonly maxDoc: number;
   readonly lengths: Uint32Array;
   readonly cids: BigUint64Array;
-  readonly terms: TermDictionary;
   /** Surface forms and their dfs, decoded when read (suggestions and spelling build their own
    *  dictionary from them once per snapshot). */
   readonly surfaces: SurfaceSource;
-  /** Title, url and host of every doc, in memory. */
-  readonly heads: HeadsReader;
   /** The text of every doc, read lazily. */
   readonly store: StoredReader;
   /** Size of the segment's files. */
@@ -115,6 +113,10 @@ export class SegmentCore {
    *  the segment, i.e. about 0.3 bytes per posting when every term has been queried). */
   private readonly skipTables = new Map<number, SkipTable>();
   private readonly info = newTermInfo();
+  /** What `terms` and `heads` are made from on first use, and then the made structures. */
+  private readonly lazy: { dict: [number, number]; dictBytes: number; termText: [number, number]; termMeta: [number, number]; termCount: number; heads: [number, number]; headsBytes: number; postingsBytes: number; positionsBytes: number };
+  private termDictionary: TermDictionary | undefined;
+  private headsReader: HeadsReader | undefined;
 
   /** Opens `<dir>/<name>.idx` (checksummed in one streaming pass) and `<name>.sto`, whose decompressed
    *  blocks go to `blockCache` (the index's; none = a private one-block cache). Throws ENOENT errors as
@@ -155,13 +157,10 @@ export class SegmentCore {
         return r;
       };
       const sec = (s: string): Buffer => readAt(fd, range(s)[0], range(s)[1], name);
-      const compressedDict = sec('dict');
-      const dict = brotliDecompressSync(compressedDict);
-      if (dict.length !== meta.dict.bytes) throw new InternalError(`Segment ${name}: the dictionary decompresses to ${dict.length} bytes, expected ${meta.dict.bytes}.`);
-      const dictSec = (s: string): Uint8Array => {
+      const dictRange = (s: string): [number, number] => {
         const r = meta.dict.sections[s];
-        if (r === undefined || r[0] + r[1] > dict.length) throw new InternalError(`Segment ${name} lacks its ${s} dictionary section.`);
-        return dict.subarray(r[0], r[0] + r[1]);
+        if (r === undefined || r[0] < 0 || r[1] < 0 || r[0] + r[1] > meta.dict.bytes) throw new InternalError(`Segment ${name} lacks its ${s} dictionary section.`);
+        return r;
       };
       const aligned = (u: Buffer): ArrayBuffer => u.buffer.slice(u.byteOffset, u.byteOffset + u.byteLength) as ArrayBuffer;
       this.maxDoc = meta.maxDoc;
@@ -169,21 +168,17 @@ export class SegmentCore {
       this.lengths = new Uint32Array(aligned(sec('lengths')));
       this.cids = new BigUint64Array(aligned(sec('cids')));
       if (this.lengths.length !== this.maxDoc || this.cids.length !== this.maxDoc) throw new InternalError(`Segment ${name}: per-document arrays disagree with maxDoc.`);
-      this.terms = new TermDictionary(dictSec('termText'), new ByteReader(dictSec('termMeta')), meta.terms, name);
       const [postingsAt, postingsBytes] = range('postings');
       const [positionsAt, positionsBytes] = range('positions');
-      if (this.terms.postingsBytes !== postingsBytes || this.terms.positionsBytes !== positionsBytes) throw new InternalError(`Segment ${name}: term metadata does not cover the postings.`);
       this.postingsAt = postingsAt;
       this.positionsAt = positionsAt;
-      this.heads = new HeadsReader(sec('heads'), meta.heads.bytes, this.maxDoc, name);
-      const surfRange = (s: string): [number, number] => {
-        const r = meta.dict.sections[s];
-        if (r === undefined || r[0] + r[1] > dict.length) throw new InternalError(`Segment ${name} lacks its ${s} dictionary section.`);
-        return r;
+      const dict = range('dict');
+      this.lazy = {
+        dict, dictBytes: meta.dict.bytes, termText: dictRange('termText'), termMeta: dictRange('termMeta'), termCount: meta.terms,
+        heads: range('heads'), headsBytes: meta.heads.bytes, postingsBytes, positionsBytes,
       };
-      const [dictAt, dictBytes] = range('dict');
       // Through the core: a reader of the forms keeps the core, and so its descriptor, alive.
-      this.surfaces = new SurfaceSource(() => this.readIdx(dictAt, dictBytes), meta.dict.bytes, surfRange('surfText'), surfRange('surfMeta'), meta.surfaces, name);
+      this.surfaces = new SurfaceSource(() => this.readIdx(dict[0], dict[1]), meta.dict.bytes, dictRange('surfText'), dictRange('surfMeta'), meta.surfaces, name);
       store = new StoredReader(join(dir, name + STO_EXT), blockCache);
       if (store.docCount !== this.maxDoc) throw new InternalError(`Segment ${name}: stored fields hold ${store.docCount} documents, the index ${this.maxDoc}.`);
       this.store = store;
@@ -196,6 +191,51 @@ export class SegmentCore {
     }
     this.files = { idx: fd, store: this.store, cache: termCache, cacheKey: termCache?.coreKey() ?? 0 };
     finalizer.register(this, this.files, this);
+  }
+
+  /**
+   * The term dictionary, decompressed and packed on first use, then held. A segment its process only
+   * writes (the server's writer, when searches run on worker threads) holds it only while a merge reads
+   * it, so a writer's memory does not grow with the vocabulary of every segment it keeps open.
+   */
+  get terms(): TermDictionary {
+    if (this.termDictionary === undefined) {
+      const l = this.lazy;
+      this.termDictionary = this.decoding('dictionary', () => {
+        const dict = brotliDecompressSync(this.readIdx(l.dict[0], l.dict[1]));
+        if (dict.length !== l.dictBytes) throw new InternalError(`Segment ${this.name}: the dictionary decompresses to ${dict.length} bytes, expected ${l.dictBytes}.`);
+        const part = ([at, bytes]: [number, number]) => dict.subarray(at, at + bytes);
+        const terms = new TermDictionary(part(l.termText), new ByteReader(part(l.termMeta)), l.termCount, this.name);
+        if (terms.postingsBytes !== l.postingsBytes || terms.positionsBytes !== l.positionsBytes) throw new InternalError(`Segment ${this.name}: term metadata does not cover the postings.`);
+        return terms;
+      });
+    }
+    return this.termDictionary;
+  }
+
+  /** Title, url and host of every doc, decompressed on first use, then held. */
+  get heads(): HeadsReader {
+    if (this.headsReader === undefined) {
+      const [at, bytes] = this.lazy.heads;
+      this.headsReader = this.decoding('heads', () => new HeadsReader(this.readIdx(at, bytes), this.lazy.headsBytes, this.maxDoc, this.name));
+    }
+    return this.headsReader;
+  }
+
+  /** Decodes now what `terms` and `heads` would decode on first use. */
+  warm(): void {
+    void this.terms;
+    void this.heads;
+  }
+
+  /** `decode()`, its failures reported as the segment's (a file that passed its checksum at open). */
+  private decoding<T>(what: string, decode: () => T): T {
+    try {
+      return decode();
+    } catch (err) {
+      if (err instanceof InternalError) throw err;
+      throw new InternalError(`Segment ${this.name}: its ${what} is malformed: ${(err as Error).message}`, { cause: err });
+    }
   }
 
   /** Ordinal of `term`, or −1. */
@@ -233,7 +273,7 @@ export class SegmentCore {
     if (!sequential) return this.readIdx(base + offset, length);
     const w = this.windows[section];
     if (w !== undefined && offset >= w.from && offset + length <= w.from + w.bytes.length) return w.bytes.subarray(offset - w.from, offset - w.from + length);
-    const end = section === 0 ? this.terms.postingsBytes : this.terms.positionsBytes;
+    const end = section === 0 ? this.lazy.postingsBytes : this.lazy.positionsBytes;
     const bytes = this.readIdx(base + offset, Math.min(end - offset, Math.max(length, SEQUENTIAL_READ_BYTES)));
     this.windows[section] = { from: offset, bytes };
     return bytes.subarray(0, length);

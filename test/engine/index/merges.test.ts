@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { checkIndex, Index } from '../../../src/engine/index/index.js';
 import { findMerges } from '../../../src/engine/index/merge-policy.js';
+import type { SegmentView } from '../../../src/engine/index/segment-reader.js';
 import { liveDocuments, tempDir } from './fixtures.js';
 
 test('steady one-document commits keep the segment count bounded and every live doc', async (t) => {
@@ -100,7 +101,7 @@ test('a merged-away segment keeps its surface forms readable without holding its
   assert.equal(index.snapshot().segments.length, 1, 'the two segments merged');
   assert.notEqual(index.snapshot().segments[0]!.name, first!.name);
   // A searcher's dictionary may still need the old forms; the old core's descriptor must not be what serves them.
-  first!.core.close();
+  (first as SegmentView).core.close();
   assert.deepEqual(new Map(forms), new Map([['graze', 1], ['striped', 1], ['zebras', 1]]));
   await w.close();
   await index.close();
