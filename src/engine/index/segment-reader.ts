@@ -87,6 +87,21 @@ export class TermBytesCache extends LruCache<Uint8Array> {
   }
 }
 
+/** Where `terms` and `heads` are in the `.idx` ([offset, bytes]), to be decoded on first use. */
+interface LazyParts {
+  /** The compressed dictionary section, its decompressed size and its term parts (offsets within it). */
+  dict: [number, number];
+  dictBytes: number;
+  termText: [number, number];
+  termMeta: [number, number];
+  termCount: number;
+  heads: [number, number];
+  headsBytes: number;
+  /** The postings and positions sections' sizes, which the term metadata must add up to. */
+  postingsBytes: number;
+  positionsBytes: number;
+}
+
 /** A window of a file section read ahead for in-order walks (merges, the check). */
 interface Window { from: number; bytes: Buffer }
 
@@ -113,8 +128,7 @@ export class SegmentCore {
    *  the segment, i.e. about 0.3 bytes per posting when every term has been queried). */
   private readonly skipTables = new Map<number, SkipTable>();
   private readonly info = newTermInfo();
-  /** What `terms` and `heads` are made from on first use, and then the made structures. */
-  private readonly lazy: { dict: [number, number]; dictBytes: number; termText: [number, number]; termMeta: [number, number]; termCount: number; heads: [number, number]; headsBytes: number; postingsBytes: number; positionsBytes: number };
+  private readonly lazy: LazyParts;
   private termDictionary: TermDictionary | undefined;
   private headsReader: HeadsReader | undefined;
 
