@@ -213,26 +213,30 @@ export class SegmentCore {
    * it, so a writer's memory does not grow with the vocabulary of every segment it keeps open.
    */
   get terms(): TermDictionary {
-    if (this.termDictionary === undefined) {
-      const l = this.lazy;
-      this.termDictionary = this.decoding('dictionary', () => {
-        const dict = brotliDecompressSync(this.readIdx(l.dict[0], l.dict[1]));
-        if (dict.length !== l.dictBytes) throw new InternalError(`Segment ${this.name}: the dictionary decompresses to ${dict.length} bytes, expected ${l.dictBytes}.`);
-        const part = ([at, bytes]: [number, number]) => dict.subarray(at, at + bytes);
-        const terms = new TermDictionary(part(l.termText), new ByteReader(part(l.termMeta)), l.termCount, this.name);
-        if (terms.postingsBytes !== l.postingsBytes || terms.positionsBytes !== l.positionsBytes) throw new InternalError(`Segment ${this.name}: term metadata does not cover the postings.`);
-        return terms;
-      });
-    }
-    return this.termDictionary;
+    return this.termDictionary ?? this.decodeTerms();
   }
 
   /** Title, url and host of every doc, decompressed on first use, then held. */
   get heads(): HeadsReader {
-    if (this.headsReader === undefined) {
-      const [at, bytes] = this.lazy.heads;
-      this.headsReader = this.decoding('heads', () => new HeadsReader(this.readIdx(at, bytes), this.lazy.headsBytes, this.maxDoc, this.name));
-    }
+    return this.headsReader ?? this.decodeHeads();
+  }
+
+  private decodeTerms(): TermDictionary {
+    const l = this.lazy;
+    this.termDictionary = this.decoding('dictionary', () => {
+      const dict = brotliDecompressSync(this.readIdx(l.dict[0], l.dict[1]));
+      if (dict.length !== l.dictBytes) throw new InternalError(`Segment ${this.name}: the dictionary decompresses to ${dict.length} bytes, expected ${l.dictBytes}.`);
+      const part = ([at, bytes]: [number, number]) => dict.subarray(at, at + bytes);
+      const terms = new TermDictionary(part(l.termText), new ByteReader(part(l.termMeta)), l.termCount, this.name);
+      if (terms.postingsBytes !== l.postingsBytes || terms.positionsBytes !== l.positionsBytes) throw new InternalError(`Segment ${this.name}: term metadata does not cover the postings.`);
+      return terms;
+    });
+    return this.termDictionary;
+  }
+
+  private decodeHeads(): HeadsReader {
+    const [at, bytes] = this.lazy.heads;
+    this.headsReader = this.decoding('heads', () => new HeadsReader(this.readIdx(at, bytes), this.lazy.headsBytes, this.maxDoc, this.name));
     return this.headsReader;
   }
 
