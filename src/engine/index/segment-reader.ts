@@ -365,13 +365,17 @@ export class SegmentCore {
  * read: only a snapshot's first suggestion or correction, a merge and the check read them, and each keeps
  * what it needs. Holding the section instead cost a serving process ~2% of the indexed text.
  *
- * A searcher's surface dictionary keeps the sources of its segments, to subtract the forms of those a
- * merge removed when the next snapshot updates it. So when its index drops a segment, the source is
- * `detach`ed: it reads the section once and lets go of the core, whose descriptor (and the unlinked
- * files behind it) would otherwise live as long as some dictionary remembered the segment.
+ * A searcher's surface dictionary keeps the sources of its segments (`share`), to subtract the forms of
+ * those a merge removed when the next snapshot updates it. Such a source, once its index has dropped the
+ * segment (`detach`), reads the section once and lets go of the core, whose descriptor (and the unlinked
+ * files behind it) would otherwise live as long as some dictionary remembered the segment. A source no
+ * dictionary holds is left alone: it dies with its core, and a writer that serves no suggestions (the
+ * server's, whose searches run on workers) reads nothing when its merges drop segments.
  */
 export class SurfaceSource {
   #readCompressed: () => Uint8Array;
+  #shared = false;
+  #dropped = false;
 
   constructor(
     readCompressed: () => Uint8Array,
@@ -384,8 +388,20 @@ export class SurfaceSource {
     this.#readCompressed = readCompressed;
   }
 
-  /** Holds the compressed section from now on, instead of reading it through the segment's core. */
+  /** The source, marked as kept beyond its segment's life (a searcher's surface dictionary holds it). */
+  share(): this {
+    this.#shared = true;
+    if (this.#dropped) this.#hold();
+    return this;
+  }
+
+  /** Its index dropped the segment: a shared source holds the compressed section from now on. */
   detach(): void {
+    this.#dropped = true;
+    if (this.#shared) this.#hold();
+  }
+
+  #hold(): void {
     let compressed: Uint8Array;
     try {
       compressed = this.#readCompressed();
@@ -498,8 +514,8 @@ export class SegmentView implements SegmentReader {
   }
 
   surfaceForms(): Iterable<[form: string, docFreq: number]> {
-    // a searcher keeps the source after the segment is merged away (SurfaceSource.detach)
-    return this.core.surfaces;
+    // a searcher keeps the source after the segment is merged away (SurfaceSource.share)
+    return this.core.surfaces.share();
   }
 
   /** The segment's terms in ascending order (for prefix and fuzzy expansion). */

@@ -106,3 +106,21 @@ test('a merged-away segment keeps its surface forms readable without holding its
   await w.close();
   await index.close();
 });
+
+test('a segment whose forms are first asked for after it was merged away still lets its files go', async (t) => {
+  const dir = tempDir(t);
+  const index = await Index.open(dir, { mergeFactor: 2, mergeFloorBytes: 1 << 20 });
+  const w = await index.openWriter();
+  w.upsert({ cid: 1n, title: 'Zebras', text: 'striped zebras graze' });
+  await w.commit();
+  const [first] = index.snapshot().segments;
+  w.upsert({ cid: 2n, title: 'Okapis', text: 'okapis browse' });
+  await w.commit();
+  assert.equal(index.snapshot().segments.length, 1, 'the two segments merged');
+  // An old snapshot's searcher building its dictionary now, after the index dropped the segment.
+  const forms = first!.surfaceForms();
+  (first as SegmentView).core.close();
+  assert.deepEqual(new Map(forms), new Map([['graze', 1], ['striped', 1], ['zebras', 1]]));
+  await w.close();
+  await index.close();
+});
