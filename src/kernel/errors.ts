@@ -130,3 +130,39 @@ export class DeadlineExceededError extends QuarryError {
 export class InternalError extends QuarryError {
   constructor(message: string, options?: { cause?: unknown }) { super('internal', message, options); }
 }
+
+/**
+ * A `QuarryError` as data, for crossing a thread boundary (structured clone keeps neither the class nor
+ * the extra fields). What a face needs of it survives: the code, the message, the parameter at fault, the
+ * retry hint and a payload limit.
+ */
+export interface WireError {
+  code: ErrorCode;
+  message: string;
+  param?: string;
+  retryAfterSeconds?: number;
+  limit?: number;
+}
+
+/** `err` as data; anything but a `QuarryError` becomes `internal` with its message. */
+export function errorToWire(err: unknown): WireError {
+  if (!QuarryError.is(err)) return { code: 'internal', message: err instanceof Error ? err.message : String(err) };
+  const wire: WireError = { code: err.code, message: err.message };
+  if (err.param !== undefined) wire.param = err.param;
+  const { retryAfterSeconds, limit } = err as { retryAfterSeconds?: unknown; limit?: unknown };
+  if (typeof retryAfterSeconds === 'number') wire.retryAfterSeconds = retryAfterSeconds;
+  if (typeof limit === 'number') wire.limit = limit;
+  return wire;
+}
+
+/** The error `errorToWire` described, as the same kind of `QuarryError` where the kind carries fields. */
+export function errorFromWire(e: WireError): QuarryError {
+  switch (e.code) {
+    case 'unavailable': return new UnavailableError(e.message, e.retryAfterSeconds);
+    case 'rate_limited': if (e.retryAfterSeconds !== undefined) return new RateLimitedError(e.retryAfterSeconds); break;
+    case 'payload_too_large': if (e.limit !== undefined) return new PayloadTooLargeError(e.limit); break;
+    case 'internal': return new InternalError(e.message);
+    default: break;
+  }
+  return new QuarryError(e.code, e.message, e.param === undefined ? undefined : { param: e.param });
+}

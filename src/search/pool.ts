@@ -18,11 +18,11 @@ import { randomUUID } from 'node:crypto';
 import { BroadcastChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type { IndexOptions, SearchOptions, SearchResult, StoredDocument } from '../engine/index.js';
-import { QuarryError, UnavailableError } from '../kernel/errors.js';
+import { errorFromWire, UnavailableError } from '../kernel/errors.js';
 import type { Scope } from '../kernel/scope.js';
 import { threadModule } from '../kernel/thread-module.js';
 import type { ScopeSearcher, SearcherSource } from './service.js';
-import type { CommitNotice, Outcome, Task, WireError, WorkerData } from './worker.js';
+import type { CommitNotice, Outcome, Task, WorkerData } from './worker.js';
 
 export interface SearchPoolOptions {
   dataDir: string;
@@ -117,13 +117,7 @@ export class SearchPool {
   async #run<T>(task: Task): Promise<T> {
     if (this.#closed) throw new UnavailableError('The search pool is closed.', 1);
     const outcome = await this.#pool.run(task);
-    if (!outcome.ok) throw fromWire(outcome.error);
+    if (!outcome.ok) throw errorFromWire(outcome.error);
     return outcome.value as T;
   }
-}
-
-/** The error a worker reported, as the same kind of `QuarryError`. */
-function fromWire(e: WireError): QuarryError {
-  if (e.code === 'unavailable') return new UnavailableError(e.message, e.retryAfterSeconds);
-  return new QuarryError(e.code, e.message, e.param === undefined ? undefined : { param: e.param });
 }

@@ -11,7 +11,7 @@
 import { BroadcastChannel, workerData } from 'node:worker_threads';
 import { Index, type IndexOptions, type SearchOptions } from '../engine/index.js';
 import { indexDir } from '../kernel/data-dir.js';
-import { QuarryError } from '../kernel/errors.js';
+import { errorToWire, QuarryError, type WireError } from '../kernel/errors.js';
 import type { Scope } from '../kernel/scope.js';
 
 export interface WorkerData {
@@ -29,9 +29,6 @@ export type Task =
   | { op: 'get'; scope: Scope; generation: number; cid: bigint }
   | { op: 'suggest'; scope: Scope; generation: number; prefix: string; limit: number }
   | { op: 'open'; scopes: Scope[] };
-
-/** A thrown `QuarryError`, as data. */
-export interface WireError { code: QuarryError['code']; message: string; param?: string; retryAfterSeconds?: number }
 
 export type Outcome = { ok: true; value: unknown } | { ok: false; error: WireError };
 
@@ -82,10 +79,6 @@ export default async function run(task: Task): Promise<Outcome> {
     }
   } catch (err) {
     if (!QuarryError.is(err)) throw err;
-    const error: WireError = { code: err.code, message: err.message };
-    if (err.param !== undefined) error.param = err.param;
-    const retry = (err as { retryAfterSeconds?: unknown }).retryAfterSeconds;
-    if (typeof retry === 'number') error.retryAfterSeconds = retry;
-    return { ok: false, error };
+    return { ok: false, error: errorToWire(err) };
   }
 }
