@@ -29,7 +29,7 @@ import { PayloadTooLargeError, QuarryError, UnavailableError, BadRequestError } 
 import { controlDir } from '../kernel/data-dir.js';
 import { appendAudit } from '../store/audit.js';
 import type { Db } from '../store/db.js';
-import { AllowlistSource } from './allowlist.js';
+import { type Allowlist, AllowlistSource } from './allowlist.js';
 import { type ArtifactLimits, type Digest, DEFAULT_ARTIFACT_LIMITS, inspectArtifact, versionOf } from './artifact.js';
 import { BuildFailedError, runBuild } from './builder.js';
 import { forEachBounded } from './bounded.js';
@@ -80,6 +80,10 @@ export interface ControlPlaneOptions {
   statusProbeTimeoutMs?: number;
   /** Consecutive failed probes before a running service counts as unhealthy (a busy machine can miss one). Default 3. */
   statusProbeFailureThreshold?: number;
+  /** Called with every verdict the observer caches, before the event that caused it is published. */
+  onVerdict?: (status: TargetStatus) => void;
+  /** Starts builds and services. Default: a new one, whose helper starts at the first spawn. */
+  spawner?: Spawner;
   supervisor?: Partial<Omit<SupervisorOptions, 'marker' | 'logsDir' | 'onRestart'>>;
 }
 
@@ -88,6 +92,48 @@ type Lifecycle = 'created' | 'started' | 'closing' | 'closed';
 function defaultRepoRoot(): string {
   const fromModule = fileURLToPath(new URL('../../', import.meta.url));
   return existsSync(join(fromModule, 'deploy', 'allowlist.txt')) ? fromModule : process.cwd();
+}
+
+/** The options with their defaults, as the plane and its thread's client (./thread.ts) both read them. */
+export interface PlaneSettings {
+  allowlistPath: string;
+  targetsDir: string;
+  historyLimit: number;
+  uploadLimitBytes: number;
+  idempotencyTtlMs: number;
+  reconcileConcurrency: number;
+}
+
+export function planeSettings(o: Omit<ControlPlaneOptions, 'db' | 'bus'>): PlaneSettings {
+  const repoRoot = o.repoRoot ?? defaultRepoRoot();
+  return {
+    allowlistPath: o.allowlistPath ?? join(repoRoot, 'deploy', 'allowlist.txt'),
+    targetsDir: o.targetsDir ?? join(repoRoot, 'deploy', 'targets'),
+    historyLimit: o.historyLimit ?? 10,
+    uploadLimitBytes: o.uploadLimitBytes ?? 512 * 1024 * 1024,
+    idempotencyTtlMs: o.idempotencyTtlMs ?? 24 * 3600 * 1000,
+    reconcileConcurrency: o.reconcileConcurrency ?? 4,
+  };
+}
+
+/** `GET /api/inventory`'s answer: the allowlist's targets and where they come from. */
+export function inventoryOf(list: Allowlist, now: Date): Record<string, unknown> {
+  return {
+    v: 1,
+    inventory: 'Managed deployable artifacts of this Quarry, derived from the allowlist that every control-plane operation reads.',
+    source: relativeToRepo(list.file),
+    revision: list.revision,
+    generated_at: now.toISOString(),
+    targets: [...list.targets],
+    count: list.targets.length,
+    lifecycle: {
+      build: 'POST /api/build',
+      stage: 'POST /api/upload',
+      promote: 'POST /api/deploy',
+      version_verdict: 'GET /api/deploy_status',
+      rollback: 'POST /api/rollback',
+    },
+  };
 }
 
 export class ControlPlane {
@@ -105,26 +151,21 @@ export class ControlPlane {
   readonly #now: () => Date;
   readonly #builds: Slots;
   /** Starts builds and services from a small helper process: a fork of the server would stall its event loop. */
-  readonly #spawner = new Spawner();
-  readonly #o: Required<Pick<ControlPlaneOptions,
-    'historyLimit' | 'uploadLimitBytes' | 'idempotencyTtlMs' | 'reconcileConcurrency'>>;
+  readonly #spawner: Spawner;
+  readonly #o: PlaneSettings;
   #state: Lifecycle = 'created';
   #closing: Promise<void> | undefined;
 
   constructor(o: ControlPlaneOptions) {
-    const repoRoot = o.repoRoot ?? defaultRepoRoot();
-    this.allowlist = new AllowlistSource(o.allowlistPath ?? join(repoRoot, 'deploy', 'allowlist.txt'));
-    this.targetsDir = o.targetsDir ?? join(repoRoot, 'deploy', 'targets');
+    const settings = planeSettings(o);
+    this.allowlist = new AllowlistSource(settings.allowlistPath);
+    this.targetsDir = settings.targetsDir;
     this.#now = o.now ?? (() => new Date());
     this.#db = o.db;
     this.#bus = o.bus;
-    this.#o = {
-      historyLimit: o.historyLimit ?? 10,
-      uploadLimitBytes: o.uploadLimitBytes ?? 512 * 1024 * 1024,
-      idempotencyTtlMs: o.idempotencyTtlMs ?? 24 * 3600 * 1000,
-      reconcileConcurrency: o.reconcileConcurrency ?? 4,
-    };
+    this.#o = settings;
     this.#builds = new Slots(o.maxConcurrentBuilds ?? 2);
+    this.#spawner = o.spawner ?? new Spawner();
     const root = controlDir(o.dataDir);
     mkdirSync(root, { recursive: true });
     this.releases = new ReleaseStore(root, { ...DEFAULT_ARTIFACT_LIMITS, ...o.artifactLimits });
@@ -141,6 +182,7 @@ export class ControlPlane {
     this.observer = new Observer({
       store: this.store, releases: this.releases, supervisor: this.supervisor, targetsDir: this.targetsDir,
       probeTimeoutMs: o.statusProbeTimeoutMs ?? 2_000, probeFailureThreshold: o.statusProbeFailureThreshold ?? 3,
+      onVerdict: o.onVerdict,
     });
     this.ops = new OperationRunner({
       db: o.db, store: this.store, now: this.#now, opLogMaxChars: o.opLogMaxChars ?? 64 * 1024,
@@ -244,25 +286,7 @@ export class ControlPlane {
 
   // ───────────────────────────── reads ─────────────────────────────
 
-  inventory(): Record<string, unknown> {
-    const list = this.allowlist.current();
-    return {
-      v: 1,
-      inventory: 'Managed deployable artifacts of this Quarry, derived from the allowlist that every control-plane operation reads.',
-      source: relativeToRepo(list.file),
-      revision: list.revision,
-      generated_at: this.#now().toISOString(),
-      targets: [...list.targets],
-      count: list.targets.length,
-      lifecycle: {
-        build: 'POST /api/build',
-        stage: 'POST /api/upload',
-        promote: 'POST /api/deploy',
-        version_verdict: 'GET /api/deploy_status',
-        rollback: 'POST /api/rollback',
-      },
-    };
-  }
+  inventory(): Record<string, unknown> { return inventoryOf(this.allowlist.current(), this.#now()); }
 
   /** The operation, or undefined when there is none. */
   getOp(opId: string): OpView | undefined { return this.ops.view(opId); }

@@ -33,6 +33,8 @@ export interface ObserverOptions {
   probeTimeoutMs: number;
   /** Consecutive failed probes before a running service counts as unhealthy. */
   probeFailureThreshold: number;
+  /** Called with every verdict the cache takes, before the event that caused it is published. */
+  onVerdict?: ((status: TargetStatus) => void) | undefined;
 }
 
 export class Observer {
@@ -66,7 +68,7 @@ export class Observer {
     this.#seq.set(target, (this.#seq.get(target) ?? 0) + 1);
     let obs: TargetObservation | Error;
     try { obs = this.#quickObservation(target); } catch (err) { obs = err as Error; }
-    this.#verdicts.set(target, statusOf(target, this.#facts(target), obs));
+    this.#cache(statusOf(target, this.#facts(target), obs));
     this.#dirty.add(target);
     this.#draining ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.#drain());
   }
@@ -91,8 +93,13 @@ export class Observer {
     const obs = await this.observe(target, probe).catch((err: Error) => err);
     const status = statusOf(target, this.#facts(target), obs);
     const current = (this.#seq.get(target) ?? 0) === seq;
-    if (current) this.#verdicts.set(target, status);
+    if (current) this.#cache(status);
     return { status, current };
+  }
+
+  #cache(status: TargetStatus): void {
+    this.#verdicts.set(status.target, status);
+    this.#o.onVerdict?.(status);
   }
 
   /** Stops background refreshes, waits for the one running, then stops the file checks (the control plane is closing). */

@@ -19,10 +19,12 @@ import { requireRight, type Principal, type Right } from '../kernel/principal.js
 import { BadRequestError, NotFoundError } from '../kernel/errors.js';
 import { bodySchema } from '../kernel/schema.js';
 import { appendAudit, readAudit } from '../store/audit.js';
-import { isDigest } from './artifact.js';
-import type { ControlPlane } from './control-plane.js';
+import type { AllowlistSource } from './allowlist.js';
+import { type Digest, isDigest } from './artifact.js';
+import { type DeployOptions, inventoryOf, type RollbackOptions } from './control-plane.js';
 import type { OpAnswer, OpView } from './operations.js';
 import type { PlanAnswer } from './rules.js';
+import type { ControlStore } from './store.js';
 import type { TargetStatus } from './types.js';
 
 const V = { type: 'integer', const: 1, description: 'Protocol version; optional.' };
@@ -80,14 +82,40 @@ export interface SubmitOptions {
   idempotencyKey?: string | undefined;
 }
 
+/**
+ * What the service asks of the control plane: the plane itself (`ControlPlane`, on the caller's thread)
+ * or, in the server, the client of the plane's own thread (`ControlThread`). The allowlist and the
+ * records are read here directly (the same file, the same database); everything the plane does or
+ * keeps in memory is asked of it.
+ */
+export interface Plane {
+  readonly allowlist: AllowlistSource;
+  readonly store: ControlStore;
+  readonly uploadLimitBytes: number;
+  readonly idempotencyTtlMs: number;
+  now(): Date;
+  getOp(opId: string): OpView | undefined | Promise<OpView | undefined>;
+  status(targets: readonly string[]): Promise<TargetStatus[]>;
+  build(actor: Principal, target: string): Promise<OpAnswer>;
+  stage(actor: Principal, target: string, version: string): Promise<OpAnswer>;
+  stageUpload(actor: Principal, target: string, digest: Digest, body: AsyncIterable<Buffer>): Promise<OpAnswer>;
+  deploy(actor: Principal, target: string, o: DeployOptions): Promise<OpAnswer>;
+  planDeploy(target: string, o: DeployOptions): PlanAnswer | Promise<PlanAnswer>;
+  rollback(actor: Principal, target: string, o: RollbackOptions): Promise<OpAnswer>;
+  planRollback(target: string, o: RollbackOptions): PlanAnswer | Promise<PlanAnswer>;
+  reconcile(actor: Principal, target: string): Promise<OpAnswer>;
+  reconcileAll(actor: Principal): Promise<OpAnswer>;
+  restart(actor: Principal, target: string, reason: string | undefined): Promise<OpAnswer>;
+}
+
 /** Operations and audit entries `history` returns per target. */
 const HISTORY_LIMIT = 50;
 
 export class ControlService {
-  readonly plane: ControlPlane;
+  readonly plane: Plane;
   readonly #inflight = new Map<string, Promise<OpAnswer | PlanAnswer>>();
 
-  constructor(plane: ControlPlane) { this.plane = plane; }
+  constructor(plane: Plane) { this.plane = plane; }
 
   get uploadLimitBytes(): number { return this.plane.uploadLimitBytes; }
 
@@ -95,7 +123,7 @@ export class ControlService {
 
   inventory(principal: Principal): Record<string, unknown> {
     this.#require(principal, 'mgmt.read', undefined, 'read');
-    return this.plane.inventory();
+    return inventoryOf(this.plane.allowlist.current(), this.plane.now());
   }
 
   /** Verdicts of one target, or of every target the caller may read. */
@@ -116,9 +144,9 @@ export class ControlService {
    * to other targets, an operation of a target it may not read answers the same 404 as an unknown id
    * (and an operation over every target needs read access to every target).
    */
-  getOp(principal: Principal, opId: string): OpView {
+  async getOp(principal: Principal, opId: string): Promise<OpView> {
     this.#require(principal, 'mgmt.read', undefined, 'read');
-    const op = this.plane.getOp(opId);
+    const op = await this.plane.getOp(opId);
     const readable = op && (op.target === null
       ? this.plane.allowlist.current().targets.every((t) => principal.can('mgmt.read', t))
       : principal.can('mgmt.read', op.target));

@@ -35,7 +35,7 @@ export interface MgmtPort {
   restart(principal: Principal, input: unknown): Promise<{ answer: object }>;
   status(principal: Principal, input: { target?: string | null }): Promise<object>;
   /** `GET /api/ops/{op_id}`. */
-  getOp(principal: Principal, opId: string): object;
+  getOp(principal: Principal, opId: string): Promise<object>;
   /** `GET /api/inventory`. */
   inventory(principal: Principal): Record<string, unknown>;
 }
@@ -322,8 +322,8 @@ function mgmtTool(mgmt: MgmtPort, text: (v: unknown) => string, intervalMs: numb
       if (ctx.progressToken === undefined || typeof answer.op_id !== 'string' || !long(args)) return structuredResult(answer, text);
       // Follow the operation, one progress notification per state change, and answer with its end.
       const opId = answer.op_id;
-      const read = () => ({ ...mgmt.getOp(ctx.principal, opId) }) as Record<string, unknown>;
-      let view = read();
+      const read = async () => ({ ...await mgmt.getOp(ctx.principal, opId) }) as Record<string, unknown>;
+      let view = await read();
       let step = 0;
       let last = '';
       for (;;) {
@@ -334,7 +334,7 @@ function mgmtTool(mgmt: MgmtPort, text: (v: unknown) => string, intervalMs: numb
         }
         if (TERMINAL.has(state) || ctx.signal.aborted) break;
         await new Promise((r) => setTimeout(r, intervalMs));
-        view = read();
+        view = await read();
       }
       return structuredResult(view, text, view.state === 'failed');
     },

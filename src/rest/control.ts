@@ -101,7 +101,7 @@ export function controlRoutes(service: ControlService): RouteGroup {
     },
     {
       method: 'GET', pattern: '/api/ops/{op_id}',
-      handler: async (ctx) => ({ json: { ...service.getOp(ctx.principal, ctx.params.op_id ?? '') } }),
+      handler: async (ctx) => ({ json: { ...await service.getOp(ctx.principal, ctx.params.op_id ?? '') } }),
       operation: {
         operationId: 'getOperation', tags: TAGS, security: SECURITY,
         summary: 'One control-plane operation: state, version, digest, error and log.',

@@ -111,8 +111,8 @@ export function procedures(s: Services): Map<string, Procedure> {
     const r = await s.control.status(principal, { target: req.target });
     return create(DeployStatusSchema, { targets: r.targets.map(targetStatus) });
   });
-  add(control.getOperation, ({ principal }, req) => {
-    const op = s.control.getOp(principal, req.opId);
+  add(control.getOperation, async ({ principal }, req) => {
+    const op = await s.control.getOp(principal, req.opId);
     return create(OperationSchema, {
       opId: op.op_id, target: op.target ?? undefined, kind: opKind(op.kind), state: opState(op.state),
       version: op.version ?? undefined, digest: op.digest ?? undefined, error: op.error ?? undefined, log: op.log,

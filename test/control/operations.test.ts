@@ -166,8 +166,8 @@ test('deploy_status: one target, or every target the caller may read', async () 
 
 test('an operation is visible only to who may read it; existence does not leak', async () => {
   const op = await settle(f.cp, await f.svc.build(p, { target: 'comparegw' }));
-  const get = (who: typeof p, id: string) => code(Promise.resolve().then(() => f.svc.getOp(who, id)));
-  assert.equal(f.svc.getOp(p, op.op_id).state, 'succeeded');
+  const get = (who: typeof p, id: string) => code(f.svc.getOp(who, id));
+  assert.equal((await f.svc.getOp(p, op.op_id)).state, 'succeeded');
   assert.equal(await get(p, 'op_nope'), 'not_found');
   // Anonymous: 401 whether or not the id exists.
   assert.equal(await get(anonymous, op.op_id), 'unauthenticated');
@@ -180,9 +180,9 @@ test('an operation is visible only to who may read it; existence does not leak',
   const other = principal(['mgmt.read'], ['sites'], 'cap_other_reader');
   assert.equal(await get(other, op.op_id), 'not_found');
   assert.equal(await get(other, 'op_nope'), 'not_found');
-  assert.equal(f.svc.getOp(principal(['mgmt.read'], ['comparegw']), op.op_id).op_id, op.op_id);
+  assert.equal((await f.svc.getOp(principal(['mgmt.read'], ['comparegw']), op.op_id)).op_id, op.op_id);
   // An operation over every target needs read access to every target.
   const all = await settle(f.cp, await f.svc.reconcile(p, {}));
   assert.equal(await get(other, all.op_id), 'not_found');
-  assert.equal(f.svc.getOp(p, all.op_id).target, null);
+  assert.equal((await f.svc.getOp(p, all.op_id)).target, null);
 });
