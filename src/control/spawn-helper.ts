@@ -12,7 +12,7 @@
  */
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
-import { setPriority } from 'node:os';
+import { getPriority, setPriority } from 'node:os';
 
 /** What the server asks. `output`: the child's stdout and stderr piped back, or appended to a file. */
 export type HelperRequest =
@@ -25,6 +25,13 @@ export type HelperEvent =
   | { t: 'failed'; id: number; message: string }
   | { t: 'output'; id: number; chunk: Uint8Array }
   | { t: 'exit'; id: number; code: number | null; signal: NodeJS.Signals | null };
+
+// The priority the spawner asked for (its own when it was made): a helper forked by a thread that runs at
+// a lower one takes it back where the system permits (raising a priority needs CAP_SYS_NICE).
+const priority = Number(process.argv[2]);
+if (Number.isInteger(priority) && getPriority(0) !== priority) {
+  try { setPriority(0, priority); } catch { /* not permitted: the inherited priority */ }
+}
 
 const children = new Map<number, ChildProcess>();
 const send = (e: HelperEvent): void => { process.send?.(e); };

@@ -11,6 +11,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
+import { getPriority } from 'node:os';
 import { threadModule } from '../kernel/thread-module.js';
 import type { HelperEvent, HelperRequest } from './spawn-helper.js';
 
@@ -72,6 +73,12 @@ export class SpawnedProcess extends EventEmitter<{
 }
 
 export class Spawner {
+  /**
+   * The nice value of the helper, and so of every child that names none (services): the priority of the
+   * thread that made the spawner, read then. A thread that lowers its own priority afterwards (the
+   * control plane's) starts the helper first (`start`), so the helper does not inherit the lower one.
+   */
+  readonly #priority = getPriority(0);
   #helper: ChildProcess | undefined;
   readonly #live = new Map<number, SpawnedProcess>();
   #next = 0;
@@ -94,6 +101,11 @@ export class Spawner {
     if (o.nice !== undefined) req.nice = o.nice;
     this.#send(req);
     return p;
+  }
+
+  /** Starts the helper now rather than at the first spawn. */
+  start(): void {
+    if (!this.#closed) this.#ensureHelper();
   }
 
   /** Stops the helper (its children keep running: their owners stop them first). Idempotent. */
@@ -120,7 +132,8 @@ export class Spawner {
   #ensureHelper(): ChildProcess {
     if (this.#helper) return this.#helper;
     // No inherited flags (a profiler's, a loader's): the helper is plain compiled JavaScript.
-    const h = fork(HELPER_MODULE, [], { execArgv: [], serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    // A helper started again later inherits the caller's current priority; it is told the one it should have.
+    const h = fork(HELPER_MODULE, [String(this.#priority)], { execArgv: [], serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     h.unref();
     h.channel?.unref();
     h.on('message', (e: HelperEvent) => this.#live.get(e.id)?.deliver(e));
