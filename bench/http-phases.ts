@@ -378,8 +378,9 @@ function section(o: Options, name: string, docs: number, queries: number, inproc
     lines.push(`Search while the control plane works (same server, ${o.controlS} s per run, quiet and busy alternating twice in each loop): `
       + `${CONTROL_TARGETS.length} targets live (one static release of 1,000 extra files, 16 MiB). Busy: the control plane ran ${control.promotions} builds and promotions of `
       + `${CONTROL_CHURN.join(', ')} (a real input change each, at most one a second), ${control.reconciles} reconciles of all 41 targets and ${control.observations} `
-      + `observations of all 41 (\`GET /api/deploy_status\`), one of each a second at most. Builds run in child processes at nice 19; the checks of the `
-      + `live releases run on a thread of the server at nice 19, from a per-file cache. Non-2xx or unanswered: ${errors}.`, '',
+      + `observations of all 41 (\`GET /api/deploy_status\`), one of each a second at most. The control plane runs on a thread of the server at nice 10 `
+      + `(its own event loop and heap); builds run in child processes at nice 19, the checks of the live releases on a thread at nice 19 from a `
+      + `per-file cache. Non-2xx or unanswered: ${errors}.`, '',
     `- Closed loop (wrk, ${AIM.connections} connections, the machine saturated): p99 quiet ${runs(control.quiet)}; busy ${runs(control.busy)}. `
       + `Mean p99 busy / quiet: ${verdict(closed)}. Every core-second the control plane takes (its builds and the services it restarts are `
       + 'processes of their own) is throughput search loses here, and the queue of 32 grows with it.',

@@ -1,14 +1,18 @@
 /**
  * The deployment control plane (CONTRACT §6) as a library: allowlist → inventory, recipes,
  * reproducible builds, staging, atomic promotion, verdicts, rollback, reconcile and restart. Faces call
- * its application service (`ControlService`); the composition root calls `createControlPlane`, hands
- * `service` to the faces, and calls `start()` once and `close()` on shutdown.
+ * its application service (`ControlService`). The server calls `startControlThread`, which runs the plane
+ * on a thread of its own; `createControlPlane` runs it on the caller's thread (tests, tools). Either way
+ * the caller hands `service` to the faces, and calls `start()` once and `close()` on shutdown.
  */
 import { ControlPlane, type ControlPlaneOptions } from './control-plane.js';
 import { ControlService } from './service.js';
+import { ControlThread, type ControlThreadOptions } from './thread.js';
 
 export { ControlPlane } from './control-plane.js';
 export type { ControlPlaneOptions, DeployOptions, RollbackOptions } from './control-plane.js';
+export { ControlThread } from './thread.js';
+export type { ControlThreadOptions } from './thread.js';
 export { ControlService, CONTROL_REQUESTS, BuildRequest, StageRequest, DeployRequest, RollbackRequest, ReconcileRequest, RestartRequest } from './service.js';
 export type { Submitted, SubmitOptions } from './service.js';
 export { judge } from './verdict.js';
@@ -32,5 +36,15 @@ export function createControlPlane(options: ControlPlaneOptions): ControlPlaneHa
     plane,
     start: () => plane.start(),
     close: () => plane.close(),
+  };
+}
+
+/** The plane on a thread of its own (the server): its work never runs on the caller's event loop. */
+export function startControlThread(options: ControlThreadOptions): Omit<ControlPlaneHandle, 'plane'> {
+  const thread = new ControlThread(options);
+  return {
+    service: new ControlService(thread),
+    start: () => thread.start(),
+    close: () => thread.close(),
   };
 }
