@@ -286,8 +286,6 @@ export class ControlPlane {
 
   // ───────────────────────────── reads ─────────────────────────────
 
-  inventory(): Record<string, unknown> { return inventoryOf(this.allowlist.current(), this.#now()); }
-
   /** The operation, or undefined when there is none. */
   getOp(opId: string): OpView | undefined { return this.ops.view(opId); }
 

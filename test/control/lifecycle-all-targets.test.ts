@@ -34,7 +34,7 @@ test('all 41 targets: build, stage, promote, second version, rollback', async ()
   try {
     const targets = f.cp.allowlist.current().targets;
     assert.equal(targets.length, 41);
-    const inv = f.cp.inventory();
+    const inv = f.svc.inventory(p);
     assert.equal(inv.count, 41);
     assert.deepEqual(inv.targets, targets);
 
