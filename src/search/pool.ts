@@ -1,6 +1,6 @@
 /**
  * Searches on every core: a pool of worker threads (piscina) that run searches with their snippets,
- * document fetches and completions, so the event loop keeps only TLS, routing, auth and the control plane.
+ * document fetches and completions, so the event loop keeps only TLS, routing and auth.
  * Each worker (./worker.ts) holds read-only searchers over the immutable segments of each corpus and
  * adopts every commit: the pool broadcasts `committed(scope, generation)` to all of them, and every task
  * carries the generation the main thread sees, which a worker reaches before it answers — so an
