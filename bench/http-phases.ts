@@ -121,11 +121,26 @@ function mintCap(dataDir: string): string {
   return r.stdout.trim();
 }
 
+/**
+ * One keep-alive connection pool per server for the control plane's requests, as `quarry build`/`deploy`
+ * keep theirs (src/cli/control.ts): a new TLS handshake per request and per poll would measure the
+ * driver's handshakes, on the server's event loop, rather than the control plane.
+ */
+const agents = new WeakMap<Server, https.Agent>();
+function agentOf(server: Server): https.Agent {
+  let agent = agents.get(server);
+  if (!agent) {
+    agent = new https.Agent({ keepAlive: true, ca: server.ca, minVersion: 'TLSv1.3' });
+    agents.set(server, agent);
+  }
+  return agent;
+}
+
 function api(server: Server, cap: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
   return new Promise((resolve, reject) => {
     const data = body === undefined ? undefined : JSON.stringify(body);
     const req = https.request(server.url + path, {
-      method, ca: server.ca, agent: false,
+      method, agent: agentOf(server),
       headers: { authorization: `Bearer ${cap}`, ...(data ? { 'content-type': 'application/json' } : {}) },
     }, (res) => {
       let text = '';
@@ -462,6 +477,7 @@ async function main(): Promise<void> {
       rpc = await rpcPhase(server, { rest: script, rpc: rpcScript, get: getScript }, o);
     }
     const control = repo ? await controlPhase(server, cap, repo, paths, script, dataDir, o) : undefined;
+    agents.get(server)?.destroy();
     const code = await server.stop();
     server = undefined;
     if (code !== 0) log(`warning: the server exited with ${code} on SIGTERM`);
