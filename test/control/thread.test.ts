@@ -176,7 +176,7 @@ test('a thread that dies fails the calls in flight with 503 and is started again
   const module = join(dir, 'crashing-thread.mjs');
   writeFileSync(module, [
     "import { parentPort } from 'node:worker_threads';",
-    `await import(${JSON.stringify(threadModule(pathToFileURL(join(process.cwd(), 'src/control/thread.ts')).href, 'plane-thread').href)});`,
+    `await import(${JSON.stringify(threadModule(new URL('../../src/control/thread.ts', import.meta.url).href, 'plane-thread').href)});`,
     "parentPort.on('message', (m) => { if (m.call === 'getOp' && m.args[0] === 'op_die') process.exit(7); });",
   ].join('\n'));
   const errors: string[] = [];
