@@ -11,7 +11,7 @@
  */
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
-import { EventBus, type EventKind } from '../events/bus.js';
+import { EventBus, type EventKind, payloadOf } from '../events/bus.js';
 import { stateDbPath } from '../kernel/data-dir.js';
 import { errorFromWire, errorToWire, type WireError } from '../kernel/errors.js';
 import type { Principal } from '../kernel/principal.js';
@@ -52,12 +52,7 @@ const port = parentPort!;
 
 const db = openDb(stateDbPath(data.dataDir));
 const bus = new EventBus();
-const ENVELOPE = new Set(['v', 'seq', 'ts', 'kind', 'target']);
-bus.subscribe((e) => {
-  const payload: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(e.data)) if (!ENVELOPE.has(k)) payload[k] = v;
-  post({ event: { kind: e.kind, payload, target: e.target } });
-});
+bus.subscribe((e) => post({ event: { kind: e.kind, payload: payloadOf(e), target: e.target } }));
 // The helper that starts builds and services is forked before this thread lowers its priority, so the
 // services run at the server's.
 const spawner = new Spawner();

@@ -60,6 +60,13 @@ const RESERVED_PARTS = new Set(['v', 'seq', 'ts', 'kind', 'target', 'reason']);
 /** Fields every event's data carries, set by the bus itself (`target` from the third argument of `publish`). */
 const ENVELOPE_FIELDS = ['v', 'seq', 'ts', 'kind', 'target'] as const;
 
+/** What was published as `event`'s payload: its data without the fields the bus set (to publish it again elsewhere). */
+export function payloadOf(event: BusEvent): Record<string, unknown> {
+  const payload: Record<string, unknown> = { ...event.data };
+  for (const key of ENVELOPE_FIELDS) delete payload[key];
+  return payload;
+}
+
 export interface EventBusOptions {
   /** Events kept for `Last-Event-ID` replay; CONTRACT §5 requires at least 10,000. */
   bufferSize?: number;

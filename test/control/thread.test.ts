@@ -92,6 +92,11 @@ test('operations, errors and events cross the thread; the snapshot holds the ver
     }
     assert.ok(kinds.indexOf('build.started') < kinds.indexOf('deploy.succeeded'));
     assert.ok(f.events.every((e) => e.id.startsWith(`${f.bus.epoch}-`)));
+    // The payload crosses as published; the envelope is the server's bus's own.
+    const done = f.events.find((e) => e.kind === 'build.succeeded' && e.target === 'comparegw');
+    assert.equal(done?.data['op_id'], built.op_id);
+    assert.equal(done?.data['target'], 'comparegw');
+    assert.equal(done?.data.seq, Number(done?.id.split('-')[1]));
     assert.equal(seen.find((s) => s.kind === 'deploy.succeeded')?.desired, built.version);
 
     // Errors keep their kind: an unknown version (404), a lock held by another operation (409).
