@@ -17,7 +17,7 @@ import { resolve } from 'node:path';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createAuth } from './auth/index.js';
 import { createLoginPage } from './auth/login-page.js';
-import { startControlThread } from './control/index.js';
+import { createControlThread } from './control/index.js';
 import { openCorpora, type Corpora } from './corpora/index.js';
 import { controlRoutes } from './rest/control.js';
 import { EventBus } from './events/bus.js';
@@ -158,7 +158,7 @@ async function startServiceWith(options: ServiceOptions, closers: (() => Promise
 
   // Control plane, on a thread of its own: recovers interrupted operations and reconciles targets before
   // it serves requests.
-  const control = startControlThread({ ...section('control'), db, bus, dataDir, onError: (m, err) => log.error(m, err) });
+  const control = createControlThread({ ...section('control'), db, bus, dataDir, onError: (m, err) => log.error(m, err) });
   closers.push(() => control.close());
   await control.start();
   groups.push(controlRoutes(control.service));

@@ -1,7 +1,7 @@
 /**
  * The deployment control plane (CONTRACT §6) as a library: allowlist → inventory, recipes,
  * reproducible builds, staging, atomic promotion, verdicts, rollback, reconcile and restart. Faces call
- * its application service (`ControlService`). The server calls `startControlThread`, which runs the plane
+ * its application service (`ControlService`). The server calls `createControlThread`, which runs the plane
  * on a thread of its own; `createControlPlane` runs it on the caller's thread (tests, tools). Either way
  * the caller hands `service` to the faces, and calls `start()` once and `close()` on shutdown.
  */
@@ -40,7 +40,7 @@ export function createControlPlane(options: ControlPlaneOptions): ControlPlaneHa
 }
 
 /** The plane on a thread of its own (the server): its work never runs on the caller's event loop. */
-export function startControlThread(options: ControlThreadOptions): Omit<ControlPlaneHandle, 'plane'> {
+export function createControlThread(options: ControlThreadOptions): Omit<ControlPlaneHandle, 'plane'> {
   const thread = new ControlThread(options);
   return {
     service: new ControlService(thread),
