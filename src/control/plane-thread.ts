@@ -25,7 +25,6 @@ import type { TargetStatus } from './types.js';
 export type ThreadPlaneOptions = Omit<ControlPlaneOptions, 'db' | 'bus' | 'now' | 'onVerdict' | 'spawner'>;
 
 export interface PlaneThreadData {
-  dataDir: string;
   options: ThreadPlaneOptions;
   /** The nice value this thread runs at (Linux keeps one per thread). */
   nice: number;
@@ -50,7 +49,7 @@ export type FromThread =
 const data = workerData as PlaneThreadData;
 const port = parentPort!;
 
-const db = openDb(stateDbPath(data.dataDir));
+const db = openDb(stateDbPath(data.options.dataDir));
 const bus = new EventBus();
 bus.subscribe((e) => post({ event: { kind: e.kind, payload: payloadOf(e), target: e.target } }));
 // The helper that starts builds and services is forked before this thread lowers its priority, so the
@@ -58,7 +57,7 @@ bus.subscribe((e) => post({ event: { kind: e.kind, payload: payloadOf(e), target
 const spawner = new Spawner();
 spawner.start();
 try { setPriority(0, data.nice); } catch { /* not permitted: the server's priority */ }
-const plane = new ControlPlane({ ...data.options, db, bus, dataDir: data.dataDir, spawner, onVerdict: (verdict) => post({ verdict }) });
+const plane = new ControlPlane({ ...data.options, db, bus, spawner, onVerdict: (verdict) => post({ verdict }) });
 
 function post(message: FromThread): void { port.postMessage(message); }
 

@@ -84,7 +84,7 @@ export class ControlThread implements Plane {
     this.store = new ControlStore(db, () => new Date());
     this.uploadLimitBytes = settings.uploadLimitBytes;
     this.idempotencyTtlMs = settings.idempotencyTtlMs;
-    this.#data = { dataDir: options.dataDir, options, nice: threadNice ?? DEFAULT_NICE };
+    this.#data = { options, nice: threadNice ?? DEFAULT_NICE };
     this.#module = module ?? THREAD_MODULE;
     this.#bus = bus;
     this.#onError = onError ?? (() => undefined);
