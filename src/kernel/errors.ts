@@ -142,11 +142,16 @@ export interface WireError {
   param?: string;
   retryAfterSeconds?: number;
   limit?: number;
+  /** Where a bug was thrown (anything but a `QuarryError`), so the log on the other side shows it. */
+  stack?: string;
 }
 
-/** `err` as data; anything but a `QuarryError` becomes `internal` with its message. */
+/** `err` as data; anything but a `QuarryError` becomes `internal` with its message and stack. */
 export function errorToWire(err: unknown): WireError {
-  if (!QuarryError.is(err)) return { code: 'internal', message: err instanceof Error ? err.message : String(err) };
+  if (!QuarryError.is(err)) {
+    if (!(err instanceof Error)) return { code: 'internal', message: String(err) };
+    return err.stack === undefined ? { code: 'internal', message: err.message } : { code: 'internal', message: err.message, stack: err.stack };
+  }
   const wire: WireError = { code: err.code, message: err.message };
   if (err.param !== undefined) wire.param = err.param;
   const { retryAfterSeconds, limit } = err as { retryAfterSeconds?: unknown; limit?: unknown };
@@ -161,7 +166,11 @@ export function errorFromWire(e: WireError): QuarryError {
     case 'unavailable': return new UnavailableError(e.message, e.retryAfterSeconds);
     case 'rate_limited': if (e.retryAfterSeconds !== undefined) return new RateLimitedError(e.retryAfterSeconds); break;
     case 'payload_too_large': if (e.limit !== undefined) return new PayloadTooLargeError(e.limit); break;
-    case 'internal': return new InternalError(e.message);
+    case 'internal': {
+      const err = new InternalError(e.message);
+      if (e.stack !== undefined) err.stack = e.stack;
+      return err;
+    }
     default: break;
   }
   return new QuarryError(e.code, e.message, e.param === undefined ? undefined : { param: e.param });
