@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { analyze, analyzeSurfaces, analyzeTerms, tokenize } from '../../src/engine/analysis/analyzer.js';
+import { analyze, analyzeSurfaces, analyzeTerms, FILTER_PREFIX_UNITS, tokenize } from '../../src/engine/analysis/analyzer.js';
 
 /**
  * The contract's steps applied to the whole string at once, the plainest reading of CONTRACT §2. The
@@ -61,14 +61,43 @@ test('property: the surfaces are the contract steps applied to the whole text; s
   }), { numRuns: 2000 });
 });
 
-test('property: a first-unit filter passes exactly the tokens it wants, with their positions and offsets', () => {
-  fc.assert(fc.property(fc.array(alphabet, { maxLength: 24 }).map((parts) => parts.join('')), fc.array(fc.constantFrom(...'abcefinqrstxzß0129ıω가𝐀'), { maxLength: 6 }), (text, firsts) => {
-    const wanted = new Set(firsts.map((c) => c.charCodeAt(0)));
-    const all: unknown[] = [];
-    const count = tokenize(text, (term, surface, position, start, end) => { all.push({ term, surface, position, start, end }); }, 5, false);
+test('property: a prefix filter is shown each token\'s true first units and passes exactly the tokens it wants', () => {
+  // the packing PrefixFilter documents: the first unit, then seven bits a unit
+  const unpack = (prefix: number, units: number) => {
+    let out = '';
+    for (let k = units - 1; k >= 1; k--) out = String.fromCharCode((prefix >> (7 * (units - 1 - k))) & 0x7f) + out;
+    return String.fromCharCode(prefix >> (7 * (units - 1))) + out;
+  };
+  fc.assert(fc.property(fc.array(alphabet, { maxLength: 24 }).map((parts) => parts.join('')), fc.array(fc.constantFrom(...'abcefinqrstxzß0129ıω가𝐀'), { maxLength: 6 }), (text, picks) => {
+    const wanted = new Set(picks.map((c) => c.charCodeAt(0)));
+    // wants a token by its first unit, or by its second when it is shown one
+    const wants = (shown: string) => wanted.has(shown.charCodeAt(0)) || (shown.length > 1 && wanted.has(shown.charCodeAt(1)));
+    const all: { surface: string }[] = [];
+    const count = tokenize(text, (term, surface, position, start, end) => { all.push({ term, surface, position, start, end } as { surface: string }); }, 5, false);
+    const shown: string[] = [];
     const kept: unknown[] = [];
-    const keptCount = tokenize(text, (term, surface, position, start, end) => { kept.push({ term, surface, position, start, end }); }, 5, false, (unit) => wanted.has(unit));
+    const keptCount = tokenize(text, (term, surface, position, start, end) => { kept.push({ term, surface, position, start, end }); }, 5, false, (prefix, units) => {
+      assert.ok(Number.isSafeInteger(prefix) && prefix >= 0 && prefix < 2 ** 30 && units >= 1 && units <= FILTER_PREFIX_UNITS);
+      shown.push(unpack(prefix, units));
+      return wants(shown.at(-1)!);
+    });
     assert.equal(keptCount, count, 'a refused token still takes its position');
-    assert.deepEqual(kept, all.filter((t) => wanted.has((t as { surface: string }).surface.charCodeAt(0))));
+    assert.equal(shown.length, all.length, 'the filter is asked once per token');
+    all.forEach((t, k) => assert.ok(t.surface.startsWith(shown[k]!), `${JSON.stringify(shown[k])} is how ${JSON.stringify(t.surface)} starts`));
+    assert.deepEqual(kept, all.filter((_t, k) => wants(shown[k]!)));
   }), { numRuns: 2000 });
+});
+
+test('tokens of long texts, of texts given while a sink tokenizes, and of every string representation agree', () => {
+  const base = 'Naïve café cells, ﬁsh & 𝐀lpha — the RNA-seq data; ';
+  const long = base.repeat(2000); // past the reused buffer
+  const flat = (s: string) => analyze(s).map((t) => `${t.term}@${t.position}:${t.start}-${t.end}`);
+  const expected = flat(base).length;
+  assert.equal(flat(long).length, expected * 2000);
+  assert.deepEqual(flat(long.slice(base.length, 2 * base.length)), flat(base), 'a sliced string');
+  assert.deepEqual(flat(`${base.slice(0, 20)}${base.slice(20)}`), flat(base), 'a concatenation');
+  const nested: string[] = [];
+  // the inner text is longer than the outer one: were they to share a buffer, it would overwrite the rest
+  tokenize(base, (_term, surface) => { nested.push(analyzeTerms(`${surface} ${'zz '.repeat(base.length)}`)[0]!); }, 0, false);
+  assert.deepEqual(nested, analyze(base).map((t) => t.term), 'a sink that tokenizes does not disturb the walk it is called from');
 });

@@ -3,8 +3,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { makeSnippet } from '../../src/engine/snippet/index.js';
-import { analyzeTerms } from '../../src/engine/analysis/analyzer.js';
+import { makeSnippet, Snippets } from '../../src/engine/snippet/index.js';
+import { SCAN_LIMIT } from '../../src/engine/snippet/snippet.js';
+import { analyze, analyzeTerms } from '../../src/engine/analysis/analyzer.js';
 
 const terms = (q: string) => new Set(analyzeTerms(q));
 const filler = (n: number) => Array.from({ length: n }, (_, i) => `word${i % 97}`).join(' ');
@@ -91,5 +92,84 @@ test('the stem-key prefilter: every word starts with its stem minus the last let
   for (const [w, t] of [['dying', 'die'], ['lying', 'lie'], ['tying', 'tie']]) {
     const s = makeSnippet(`${filler(60)} ${w} ${filler(60)}`, new Set([t!]));
     assert.ok(s.includes(` ${w} `), `${w} found through its exceptional stem`);
+  }
+});
+
+/**
+ * The rules of the header, written plainly: every token analyzed and stemmed, the window found over all
+ * of them, the text collapsed one code unit at a time. makeSnippet must give the same string.
+ */
+function referenceSnippet(text: string, queryTerms: ReadonlySet<string>, maxChars: number): string {
+  const isSpace = (c: string) => /\s/.test(c);
+  const isWord = (s: string, i: number) => i >= 0 && i < s.length && /[\p{L}\p{N}\p{M}\ud800-\udfff]/u.test(s[i]!);
+  const cutPoint = (s: string, at: number) => (at > 0 && at < s.length && /[\udc00-\udfff]/.test(s[at]!) && /[\ud800-\udbff]/.test(s[at - 1]!) ? at - 1 : at);
+  const render = (start: number): string => {
+    while (start < text.length && isSpace(text[start]!)) start++;
+    const leading = start > 0 && /\S/.test(text.slice(0, start));
+    const budget = maxChars - (leading ? 1 : 0);
+    let out = '';
+    let pending = false;
+    let i = start;
+    for (; i < text.length && out.length <= budget; i++) {
+      if (isSpace(text[i]!)) { pending = true; continue; }
+      if (pending) { out += ' '; pending = false; }
+      out += text[i];
+    }
+    const lead = leading ? '\u2026' : '';
+    if (!(out.length > budget || /\S/.test(text.slice(i)))) return lead + out.trimEnd();
+    let cut = budget - 1;
+    if (cut <= 0) return lead + '\u2026'.slice(0, Math.max(0, budget));
+    if (isWord(out, cut - 1) && isWord(out, cut)) {
+      let p = cut - 1;
+      const stop = cut - budget * 0.25;
+      while (p > 0 && p >= stop && !(isWord(out, p) && !isWord(out, p - 1))) p--;
+      if (p > 0 && p >= stop) cut = p;
+    }
+    return lead + out.slice(0, cutPoint(out, cut)).trimEnd() + '\u2026';
+  };
+  if (maxChars <= 0) return '';
+  const budget = maxChars - 2;
+  const scanned = text.length > SCAN_LIMIT ? text.slice(0, cutPoint(text, SCAN_LIMIT)) : text;
+  const hits = analyze(scanned).filter((t) => queryTerms.has(t.term));
+  if (hits.length === 0) return render(0);
+  let best = { distinct: 0, occurrences: 0, s: hits[0]!.start, e: Math.min(hits[0]!.end, hits[0]!.start + budget) };
+  for (let r = 0; r < hits.length; r++) {
+    let l = 0;
+    while (l < r && hits[r]!.end - hits[l]!.start > budget) l++;
+    const span = hits.slice(l, r + 1);
+    const distinct = new Set(span.map((t) => t.term)).size;
+    if (distinct > best.distinct || (distinct === best.distinct && span.length > best.occurrences)) {
+      best = { distinct, occurrences: span.length, s: hits[l]!.start, e: Math.min(hits[r]!.end, hits[l]!.start + budget) };
+    }
+  }
+  const lead = Math.min(40, Math.max(0, budget - (best.e - best.s)) >> 1);
+  let start = Math.max(0, best.s - lead);
+  if (start > 0 && !isSpace(text[start - 1] ?? '')) {
+    for (let i = start; i < best.s; i++) if (isSpace(text[i]!)) { start = i + 1; break; }
+  }
+  if (cutPoint(text, start) !== start) start++;
+  return render(start);
+}
+
+test('property: makeSnippet gives what the plain rules give, for any text, terms and budget', () => {
+  // words whose folded forms start alike but stem apart, non-ASCII letters, marks, ligatures, full-width
+  // letters and white space of every kind: each path of the tokenizer's prefix filter
+  const words = ['cells', 'cellular', 'cel', 'Café', 'cafe', 'caf\u0301e', 'naïve', 'NAIVE', 'ﬁsh', 'fish', 'ｆｉｓｈ',
+    'dying', 'die', 'Ωmega', 'ωmega', 'the', 'then', 'theory', 'a', 'an', 'x1', '1x', 'éa', 'straße', 'STRASSE', '😀'];
+  const chunk = fc.oneof(fc.constantFrom(...words), fc.constantFrom(' ', '  ', '\n\t', '. ', '\u00a0', '\u3000', '-', ''),
+    fc.string({ maxLength: 12 }), fc.string({ unit: 'grapheme', maxLength: 6 }));
+  fc.assert(fc.property(fc.array(chunk, { maxLength: 80 }), fc.array(fc.constantFrom(...words), { maxLength: 5 }), fc.integer({ min: 1, max: 120 }),
+    (parts, q, max) => {
+      const text = parts.join(' ');
+      const queryTerms = new Set(q.flatMap((w) => analyzeTerms(w)));
+      assert.equal(makeSnippet(text, queryTerms, max), referenceSnippet(text, queryTerms, max));
+    }), { numRuns: 2000 });
+});
+
+test('one Snippets serves a whole page: each text cut as makeSnippet cuts it alone', () => {
+  const queryTerms = terms('cell membranes of the naïve');
+  const page = new Snippets(queryTerms, 60);
+  for (const text of [`${filler(30)} cell membrane ${filler(30)}`, 'Naive cells.', filler(200), '', 'the the the']) {
+    assert.equal(page.of(text), makeSnippet(text, queryTerms, 60));
   }
 });

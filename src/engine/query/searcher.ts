@@ -11,7 +11,7 @@ import { BadPageError, BadQueryError, BadRequestError } from '../../kernel/error
 import { analyzeSurfaces } from '../analysis/analyzer.js';
 import type { SegmentReader, StoredDocument } from '../index/types.js';
 import type { ScoringMode } from '../rank/bm25.js';
-import { makeSnippet } from '../snippet/index.js';
+import { Snippets } from '../snippet/index.js';
 import { Correction } from '../spell/index.js';
 import { Completion } from '../suggest/index.js';
 import { SurfaceDictionary } from '../surface/index.js';
@@ -190,14 +190,14 @@ class SnapshotSearcher implements Searcher {
     if (dym !== undefined) result.didYouMean = dym;
 
     const slice = run.top.slice(page * pageSize, (page + 1) * pageSize);
-    const terms = options.snippets === false ? undefined : scoringTerms(logical);
+    const snippets = options.snippets === false ? undefined : new Snippets(scoringTerms(logical), SNIPPET_MAX_CHARS);
     for (const h of slice) {
       checkDeadline();
       const doc = h.segment.stored(h.doc);
       const hit: SearchHit = { cid: h.cid, score: h.score, title: doc.title };
       if (doc.url !== undefined) hit.url = doc.url;
       if (doc.host !== undefined) hit.host = doc.host;
-      if (terms) hit.snippet = makeSnippet(doc.text, terms, SNIPPET_MAX_CHARS);
+      if (snippets) hit.snippet = snippets.of(doc.text);
       result.hits.push(hit);
     }
     return result;
