@@ -1,18 +1,33 @@
-/** A least-recently-used map from keys (numbers by default) to values, bounded by the values' total size in bytes. */
+/**
+ * A least-recently-used map from keys (numbers by default) to values, bounded by the values' total size in
+ * bytes.
+ *
+ * Recency is the Map's insertion order: an entry is moved to the end by deleting and setting it again. A
+ * search reads a few dozen entries, mostly ones it or the search before it just used, and moving each on
+ * every read cost more than the read (a delete leaves a hole the Map compacts later). So a read moves an
+ * entry only once it has drifted into the older half of the order, measured by a clock of moves and
+ * insertions: an entry in the newer half has at least half the map in front of it before it can be
+ * evicted, and one that is read keeps returning to the end before it gets there.
+ */
+interface Entry<V> { value: V; bytes: number; at: number }
+
 export class LruCache<V, K = number> {
-  private readonly map = new Map<K, V>();
+  private readonly map = new Map<K, Entry<V>>();
   private bytes = 0;
+  /** Counts insertions and moves: an entry's `at` is the clock when it last went to the end. */
+  private clock = 0;
 
   constructor(readonly maxBytes: number, private readonly sizeOf: (v: V) => number) {}
 
   get(key: K): V | undefined {
-    const hit = this.map.get(key);
-    if (hit !== undefined) {
-      // Map iteration order is insertion order: re-inserting makes it the most recent.
+    const e = this.map.get(key);
+    if (e === undefined) return undefined;
+    if (this.clock - e.at > this.map.size >> 1) {
       this.map.delete(key);
-      this.map.set(key, hit);
+      this.map.set(key, e);
+      e.at = ++this.clock;
     }
-    return hit;
+    return e.value;
   }
 
   /** Stores `value`, then evicts the least recent entries while over the bound (keeping at least one). */
@@ -20,23 +35,24 @@ export class LruCache<V, K = number> {
     const old = this.map.get(key);
     if (old !== undefined) {
       this.map.delete(key);
-      this.bytes -= this.sizeOf(old);
+      this.bytes -= old.bytes;
     }
-    this.map.set(key, value);
-    this.bytes += this.sizeOf(value);
+    const bytes = this.sizeOf(value);
+    this.map.set(key, { value, bytes, at: ++this.clock });
+    this.bytes += bytes;
     while (this.bytes > this.maxBytes && this.map.size > 1) {
-      const [k, v] = this.map.entries().next().value!;
+      const [k, e] = this.map.entries().next().value!;
       this.map.delete(k);
-      this.bytes -= this.sizeOf(v);
+      this.bytes -= e.bytes;
     }
   }
 
   /** Drops the entries with keys in [lo, hi). */
   dropRange(this: LruCache<V, number>, lo: number, hi: number): void {
-    for (const [k, v] of this.map) {
+    for (const [k, e] of this.map) {
       if (k >= lo && k < hi) {
         this.map.delete(k);
-        this.bytes -= this.sizeOf(v);
+        this.bytes -= e.bytes;
       }
     }
   }
