@@ -101,3 +101,21 @@ test('tokens of long texts, of texts given while a sink tokenizes, and of every 
   tokenize(base, (_term, surface) => { nested.push(analyzeTerms(`${surface} ${'zz '.repeat(base.length)}`)[0]!); }, 0, false);
   assert.deepEqual(nested, analyze(base).map((t) => t.term), 'a sink that tokenizes does not disturb the walk it is called from');
 });
+
+test('a stemmed word does not keep the text it was read from alive', async () => {
+  // The stem cache outlives every text it sees; were it to keep the words' slices, each long word would
+  // hold its whole document. A fresh process, so that its heap holds only this test's texts.
+  const script = `
+    import { analyzeTerms } from ${JSON.stringify(new URL('../../src/engine/analysis/analyzer.ts', import.meta.url).pathname)};
+    const filler = Buffer.alloc(256 * 1024, 'ab ').toString();
+    const heap = () => { globalThis.gc(); return process.memoryUsage().heapUsed; };
+    const before = heap();
+    for (let i = 0; i < 100; i++) analyzeTerms('immunohistochemistry' + i.toString(36) + ' ' + filler);
+    console.log(JSON.stringify({ grownMiB: (heap() - before) / 2 ** 20 }));
+  `;
+  const { execFileSync } = await import('node:child_process');
+  const out = execFileSync(process.execPath, ['--import', 'tsx', '--expose-gc', '--input-type=module', '-e', script], { encoding: 'utf8' });
+  const { grownMiB } = JSON.parse(out.trim().split('\n').pop()!) as { grownMiB: number };
+  // 100 texts of 256 KiB: 25 MiB if their words kept them
+  assert.ok(grownMiB < 5, `the heap grew by ${grownMiB.toFixed(1)} MiB`);
+});

@@ -67,16 +67,31 @@ function foldCodePoint(cp: number): string {
 }
 
 const stemCache = new Map<string, string>();
-/** Porter2 stem of a folded surface form (cached: natural text repeats its words). */
+/**
+ * Porter2 stem of a folded surface form (cached: natural text repeats its words).
+ *
+ * A surface is usually a slice of the text it was read from, and V8 represents a slice of 13 or more
+ * characters as a view that keeps the whole text alive. The cache outlives that text, so it keeps a copy
+ * of such a form (and the stem, often a slice of the form, refers to the copy): otherwise every long word it
+ * holds would pin a document, each surviving into the old generation (measured: the texts of a SciFact
+ * result page were most of what a search worker promoted) and up to 200,000 of them held at once.
+ */
 export function stemSurface(surface: string): string {
   let s = stemCache.get(surface);
   if (s === undefined) {
-    s = porter2(surface);
+    const own = surface.length >= SLICE_MIN_LENGTH ? (' ' + surface).slice(1) : surface;
+    s = porter2(own);
     if (stemCache.size > 200_000) stemCache.clear();
-    stemCache.set(surface, s);
+    stemCache.set(own, s);
   }
   return s;
 }
+
+/**
+ * V8's shortest slice kept as a view of its parent; shorter ones are copies. Concatenating a space makes a
+ * new string of the form's length + 1, and slicing it flattens that into a string of its own.
+ */
+const SLICE_MIN_LENGTH = 13;
 
 /**
  * Which tokens a caller wants, judged by the start of a token's folded form before the token is built:
