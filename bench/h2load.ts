@@ -19,6 +19,12 @@ export interface OpenLoopOptions {
   clients?: number;
   /** Streams each client may have in flight. Default 8. */
   streams?: number;
+  /**
+   * Seconds sent at the rate before the measured `seconds` (h2load's `--warm-up-time`; none are logged).
+   * The clients connect together when h2load starts: their TLS handshakes and first streams are a burst of
+   * connection setup, not the steady latency the open loop measures. Default 2.
+   */
+  warmupS?: number;
   /** Where h2load writes its files (URL list, request log). */
   workDir: string;
   /** Name of this run's files within `workDir`. Default `open-loop`. */
@@ -102,6 +108,7 @@ export async function openLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
   const perClient = Math.max(1, Math.round(o.rate / clients));
   const child = spawn('h2load', [
     '-c', String(clients), '-m', String(o.streams ?? 8), '--rps', String(perClient), '-D', String(o.seconds),
+    `--warm-up-time=${o.warmupS ?? 2}`,
     '-i', urlFile, '--log-file', logFile,
   ], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
