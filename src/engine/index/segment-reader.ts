@@ -23,7 +23,7 @@ import { newTermInfo, TermDictionary, type TermInfo } from './term-dictionary.js
 import { BlockPostingsCursor, decodeSkipTable, type SkipTable } from './postings-reader.js';
 import { HeadsReader } from './heads.js';
 import { StoredReader, type BlockCache } from './store.js';
-import { BLOCK_SIZE, hasPositions, type DocId, type PostingsCursor, type SegmentReader, type StoredDocument } from './types.js';
+import { BLOCK_SIZE, hasPositions, type DocId, type PostingsCursor, type SegmentReader, type StoredDocument, type StoredHead } from './types.js';
 
 export const IDX_EXT = '.idx';
 export const STO_EXT = '.sto';
@@ -495,22 +495,27 @@ export class SegmentView implements SegmentReader {
    * a result page reads title, url and host of every hit but text only for snippets.
    */
   stored(doc: DocId): StoredDocument {
+    const { cid, title, url, host } = this.head(doc);
+    const out: StoredDocument = { cid, title, text: this.core.store.get(doc) };
+    if (url !== undefined) out.url = url;
+    if (host !== undefined) out.host = host;
+    return out;
+  }
+
+  head(doc: DocId): StoredHead {
     const core = this.core;
     if (doc < 0 || doc >= core.maxDoc) throw new InternalError(`Segment ${core.name} has no doc ${doc}.`);
     const h = core.heads.get(doc);
-    const out = { cid: core.cids[doc]!, title: h.title } as StoredDocument;
-    let text: string | undefined;
-    Object.defineProperty(out, 'text', {
-      enumerable: true,
-      configurable: true,
-      get: () => (text ??= core.store.get(doc)),
-      set: (v: string) => {
-        text = v;
-      },
-    });
+    const out: StoredHead = { cid: core.cids[doc]!, title: h.title };
     if (h.url !== undefined) out.url = h.url;
     if (h.host !== undefined) out.host = h.host;
     return out;
+  }
+
+  text(doc: DocId): string {
+    const core = this.core;
+    if (doc < 0 || doc >= core.maxDoc) throw new InternalError(`Segment ${core.name} has no doc ${doc}.`);
+    return core.store.get(doc);
   }
 
   surfaceForms(): Iterable<[form: string, docFreq: number]> {

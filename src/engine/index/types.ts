@@ -75,6 +75,8 @@ export interface PostingsCursor {
 
 /** A document as the index returns it. */
 export type StoredDocument = DocumentRecord;
+/** A stored document without its text: what a result shows of every hit. */
+export type StoredHead = Omit<DocumentRecord, 'text'>;
 
 export interface SegmentReader {
   /** Stable name of the segment (file prefix), e.g. `seg_000012`. */
@@ -104,7 +106,12 @@ export interface SegmentReader {
   cid(doc: DocId): bigint;
   /** Segment-local doc for a cid, if present and live in this segment. */
   docForCid(cid: bigint): DocId | undefined;
+  /** The whole stored document. */
   stored(doc: DocId): StoredDocument;
+  /** Its cid, title, url and host, without reading its text (a result page needs these of every hit). */
+  head(doc: DocId): StoredHead;
+  /** Its text alone. */
+  text(doc: DocId): string;
 
   /**
    * Surface forms (analyzed, lower-cased, diacritics folded, NOT stemmed) with the number of documents in

@@ -193,11 +193,11 @@ class SnapshotSearcher implements Searcher {
     const snippets = options.snippets === false ? undefined : new Snippets(scoringTerms(logical), SNIPPET_MAX_CHARS);
     for (const h of slice) {
       checkDeadline();
-      const doc = h.segment.stored(h.doc);
+      const doc = h.segment.head(h.doc);
       const hit: SearchHit = { cid: h.cid, score: h.score, title: doc.title };
       if (doc.url !== undefined) hit.url = doc.url;
       if (doc.host !== undefined) hit.host = doc.host;
-      if (snippets) hit.snippet = snippets.of(doc.text);
+      if (snippets) hit.snippet = snippets.of(h.segment.text(h.doc));
       result.hits.push(hit);
     }
     return result;
@@ -303,7 +303,7 @@ class SnapshotSearcher implements Searcher {
     for (const seg of this.segments) {
       for (let d = 0; d < seg.maxDoc; d++) {
         if (!seg.isLive(d)) continue;
-        const host = seg.stored(d).host?.toLowerCase();
+        const host = seg.head(d).host?.toLowerCase();
         if (host !== undefined && host !== '') counts.set(host, (counts.get(host) ?? 0) + 1);
       }
     }

@@ -162,6 +162,9 @@ test('a reopened index reads exactly what was committed, including surface forms
     assert.deepEqual([...forms.keys()], [...forms.keys()].sort());
     assert.deepEqual(seg.stored(seg.docForCid(9223372036854775807n)!), { cid: 9223372036854775807n, title: '', text: '' });
     assert.deepEqual(seg.stored(seg.docForCid(1n)!), { cid: 1n, title: 'Running dogs', text: 'A dog runs. Running!', url: 'https://a.example/1', host: 'a.example' });
+    assert.deepEqual(seg.head(seg.docForCid(1n)!), { cid: 1n, title: 'Running dogs', url: 'https://a.example/1', host: 'a.example' });
+    assert.equal(seg.text(seg.docForCid(1n)!), 'A dog runs. Running!');
+    assert.deepEqual(structuredClone(seg.stored(seg.docForCid(1n)!)), seg.stored(seg.docForCid(1n)!), 'a stored document is plain data: it crosses to another thread whole');
     assert.equal(seg.docFreq('site:example'), 2);
     assert.equal(seg.docFreq('site:a.example'), 1);
     assert.equal(seg.length(seg.docForCid(1n)!), 6);

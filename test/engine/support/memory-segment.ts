@@ -8,7 +8,7 @@
 import { analyze } from '../../../src/engine/analysis/analyzer.js';
 import {
   BLOCK_SIZE, NO_MORE_DOCS, SITE_TERM_PREFIX, TITLE_TEXT_POSITION_GAP,
-  type PostingsCursor, type SegmentReader, type StoredDocument,
+  type PostingsCursor, type SegmentReader, type StoredDocument, type StoredHead,
 } from '../../../src/engine/index/types.js';
 
 interface Posting { doc: number; freq: number; positions: number[] }
@@ -120,6 +120,11 @@ export class MemorySegment implements SegmentReader {
     return undefined;
   }
   stored(doc: number): StoredDocument { return this.docs[doc]!; }
+  head(doc: number): StoredHead {
+    const { text: _text, ...head } = this.docs[doc]!;
+    return head;
+  }
+  text(doc: number): string { return this.docs[doc]!.text; }
   surfaceForms(): Iterable<[string, number]> {
     const forms = [...this.surfaces.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     return forms.map((f): [string, number] => [f, this.surfaces.get(f)!.size]);
