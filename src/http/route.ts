@@ -48,6 +48,12 @@ export interface JsonReply {
   /** Serialized as JSON; `v: 1` is added when absent. */
   json: Record<string, unknown>;
 }
+/** A JSON body already serialized: the bytes `json` would give, `v: 1` included (a search worker makes them). */
+export interface JsonBytesReply {
+  status?: number;
+  headers?: Record<string, string>;
+  jsonBytes: Uint8Array;
+}
 export interface BytesReply {
   status?: number;
   headers?: Record<string, string>;
@@ -62,7 +68,7 @@ export interface StreamReply {
   contentType: string;
   stream(sink: { write(chunk: string | Buffer): boolean; onDrain(fn: () => void): void; end(): void }): Promise<void>;
 }
-export type Reply = JsonReply | BytesReply | StreamReply;
+export type Reply = JsonReply | JsonBytesReply | BytesReply | StreamReply;
 
 export type Handler = (ctx: RequestContext) => Promise<Reply>;
 

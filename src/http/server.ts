@@ -417,8 +417,10 @@ export class QuarryServer {
     if (h1 && (closeConnection || unreadBody || this.#state === 'draining')) headers['connection'] = 'close';
     if (!h1) delete headers['connection'];
     const status = reply.status ?? 200;
-    if ('json' in reply) {
-      const body = Buffer.from(toJson({ v: 1, ...reply.json }));
+    if ('json' in reply || 'jsonBytes' in reply) {
+      const body = 'json' in reply
+        ? Buffer.from(toJson({ v: 1, ...reply.json }))
+        : Buffer.from(reply.jsonBytes.buffer, reply.jsonBytes.byteOffset, reply.jsonBytes.byteLength);
       headers['content-type'] = JSON_TYPE;
       headers['content-length'] = String(body.length);
       res.writeHead(status, headers);

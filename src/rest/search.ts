@@ -3,7 +3,7 @@
  * It only translates: query parameters into the search service's input, its resources into JSON replies
  * (a document that is not found is a 404 carrying the `DocNotFound` resource).
  */
-import type { JsonReply, RequestContext, RouteGroup } from '../http/route.js';
+import type { JsonBytesReply, JsonReply, RequestContext, RouteGroup } from '../http/route.js';
 import { SCOPES } from '../kernel/scope.js';
 import type { SearchService } from '../search/service.js';
 import { errorResponses } from './openapi.js';
@@ -12,9 +12,9 @@ export function searchRoutes(service: SearchService): RouteGroup {
   const { pageSize, maxResultWindow, maxQueryBytes } = service.limits;
   const get = (ctx: RequestContext, name: string) => ctx.query.get(name);
 
-  async function search(ctx: RequestContext): Promise<JsonReply> {
+  async function search(ctx: RequestContext): Promise<JsonBytesReply> {
     const call = { deadline: ctx.deadline };
-    return { json: { ...await service.search(ctx.principal, { q: get(ctx, 'q'), scope: get(ctx, 'scope'), page: get(ctx, 'page') }, call) } };
+    return { jsonBytes: await service.searchJson(ctx.principal, { q: get(ctx, 'q'), scope: get(ctx, 'scope'), page: get(ctx, 'page') }, call) };
   }
 
   async function doc(ctx: RequestContext): Promise<JsonReply> {

@@ -6,6 +6,7 @@
  */
 import type { SearchResult, StoredDocument } from '../engine/index.js';
 import { CID_PATTERN, type Cid } from '../kernel/cid.js';
+import { toJson } from '../kernel/json.js';
 import type { JsonSchema } from '../kernel/schema.js';
 import { SCOPES, type Scope } from '../kernel/scope.js';
 
@@ -73,6 +74,16 @@ export function searchResource(q: string, scope: Scope, page: number, r: SearchR
   if (r.phraseExact !== undefined) out.phrase_exact = r.phraseExact;
   if (r.didYouMean !== undefined) out.did_you_mean = r.didYouMean;
   return out;
+}
+
+const utf8 = new TextEncoder();
+
+/**
+ * `searchResource` as the JSON bytes a face sends (`toJson`), in an array of their own: what a search
+ * worker returns, so that the thread serving HTTP neither rebuilds the result nor serializes it.
+ */
+export function searchResourceJson(q: string, scope: Scope, page: number, r: SearchResult): Uint8Array {
+  return utf8.encode(toJson(searchResource(q, scope, page, r)));
 }
 
 /** The first `max` bytes of `text` in UTF-8, never splitting a character. */

@@ -14,7 +14,7 @@ import { BadPageError, BadQueryError, BadScopeError, UnavailableError } from '..
 import { requireRight, type Principal } from '../kernel/principal.js';
 import type { Scope } from '../kernel/scope.js';
 import {
-  docNotFoundResource, docResource, resourceSchemas, searchResource, suggestResource,
+  docNotFoundResource, docResource, resourceSchemas, searchResource, searchResourceJson, suggestResource,
   type DocNotFoundResource, type DocResource, type SearchResource, type SuggestResource,
 } from './resources.js';
 
@@ -26,6 +26,11 @@ export interface ScopeSearcher {
   /** The commit it answers from (at least). */
   readonly generation?: number;
   search(q: string, options: SearchOptions): SearchResult | Promise<SearchResult>;
+  /**
+   * `searchResourceJson` of the search, made where the search runs (a pool's worker sends these bytes
+   * instead of a result for the serving thread to format). Optional: the engine's searcher has none.
+   */
+  searchJson?(q: string, options: SearchOptions, scope: Scope, page: number): Uint8Array | Promise<Uint8Array>;
   get(cid: bigint): StoredDocument | undefined | Promise<StoredDocument | undefined>;
   suggest(prefix: string, limit: number): string[] | Promise<string[]>;
 }
@@ -83,13 +88,26 @@ export class SearchService {
   }
 
   async search(principal: Principal, input: SearchInput, call: CallOptions = {}): Promise<SearchResource> {
+    const { q, scope, page, options } = this.#searchCall(principal, input, call);
+    return searchResource(q, scope, page, await this.#searcher(scope).search(q, options));
+  }
+
+  /** `search`'s resource as the JSON bytes a face sends (`searchResourceJson`), from the searcher when it makes them. */
+  async searchJson(principal: Principal, input: SearchInput, call: CallOptions = {}): Promise<Uint8Array> {
+    const { q, scope, page, options } = this.#searchCall(principal, input, call);
+    const s = this.#searcher(scope);
+    if (s.searchJson) return s.searchJson(q, options, scope, page);
+    return searchResourceJson(q, scope, page, await s.search(q, options));
+  }
+
+  /** A search's checked parameters and the engine's options for it (the budget's deadline included). */
+  #searchCall(principal: Principal, input: SearchInput, call: CallOptions): { q: string; scope: Scope; page: number; options: SearchOptions } {
     requireRight(principal, 'search');
     const q = this.#query(input.q);
     const scope = parseScope(input.scope);
     const page = this.#page(input.page);
     const deadline = Math.min(Date.now() + this.limits.budgetMs, call.deadline ?? Infinity);
-    const result = await this.#searcher(scope).search(q, { page, pageSize: this.limits.pageSize, snippets: true, deadline });
-    return searchResource(q, scope, page, result);
+    return { q, scope, page, options: { page, pageSize: this.limits.pageSize, snippets: true, deadline } };
   }
 
   async doc(principal: Principal, input: DocInput): Promise<DocResource | DocNotFoundResource> {

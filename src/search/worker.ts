@@ -13,6 +13,7 @@ import { Index, type IndexOptions, type SearchOptions } from '../engine/index.js
 import { indexDir } from '../kernel/data-dir.js';
 import { errorToWire, QuarryError, type WireError } from '../kernel/errors.js';
 import type { Scope } from '../kernel/scope.js';
+import { searchResourceJson } from './resources.js';
 
 export interface WorkerData {
   dataDir: string;
@@ -26,6 +27,7 @@ export interface CommitNotice { scope: Scope; generation: number }
 
 export type Task =
   | { op: 'search'; scope: Scope; generation: number; q: string; options: SearchOptions }
+  | { op: 'searchJson'; scope: Scope; generation: number; q: string; options: SearchOptions; page: number }
   | { op: 'get'; scope: Scope; generation: number; cid: bigint }
   | { op: 'suggest'; scope: Scope; generation: number; prefix: string; limit: number }
   | { op: 'open'; scopes: Scope[] };
@@ -74,6 +76,7 @@ export default async function run(task: Task): Promise<Outcome> {
     const searcher = (await fresh(task.scope, task.generation)).searcher();
     switch (task.op) {
       case 'search': return { ok: true, value: searcher.search(task.q, task.options) };
+      case 'searchJson': return { ok: true, value: searchResourceJson(task.q, task.scope, task.page, searcher.search(task.q, task.options)) };
       case 'get': return { ok: true, value: searcher.get(task.cid) };
       case 'suggest': return { ok: true, value: searcher.suggest(task.prefix, task.limit) };
     }

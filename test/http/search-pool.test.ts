@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { Index } from '../../src/engine/index.js';
 import { indexDir } from '../../src/kernel/data-dir.js';
 import { QuarryError } from '../../src/kernel/errors.js';
+import { toJson } from '../../src/kernel/json.js';
 import { resolveSearchConfig } from '../../src/search/config.js';
 import { SearchPool } from '../../src/search/pool.js';
 import { SearchService } from '../../src/search/service.js';
@@ -50,6 +51,14 @@ test('the pool answers search, doc and suggest as the engine does, and sees each
   const options = { page: 0, pageSize: 20, snippets: true };
   for (const q of ['quarries', 'granite OR marble', '"quarry face"', 'marbel', '+roman -granite']) {
     assert.deepEqual(await remote.search(q, options), local.search(q, options), q);
+  }
+  // The page as JSON bytes, made in the worker: the bytes the service's resource serializes to here.
+  const onPool = new SearchService(pool.source({ searcher: () => local }));
+  const here = new SearchService({ searcher: () => local });
+  for (const input of [{ q: 'quarries', scope: 'web' }, { q: 'marbel', scope: 'web', page: '0' }, { q: '"quarry face" +granite', scope: 'web' }]) {
+    const bytes = await onPool.searchJson(LOCAL_OPERATOR, input);
+    assert.equal(Buffer.from(bytes).toString(), toJson(await here.search(LOCAL_OPERATOR, input)), input.q);
+    assert.deepEqual(await here.searchJson(LOCAL_OPERATOR, input), bytes);
   }
   assert.deepEqual(await remote.get(11n), local.get(11n));
   assert.equal(await remote.get(999n), undefined);
