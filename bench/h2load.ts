@@ -20,9 +20,11 @@ export interface OpenLoopOptions {
   /** Streams each client may have in flight. Default 8. */
   streams?: number;
   /**
-   * Seconds sent at the rate before the measured `seconds` (h2load's `--warm-up-time`; none are logged).
-   * The clients connect together when h2load starts: their TLS handshakes and first streams are a burst of
-   * connection setup, not the steady latency the open loop measures. Default 2.
+   * Seconds sent at the rate before the measured `seconds`, left out of the figures. The clients connect
+   * together when h2load starts: their TLS handshakes and first streams are a burst of connection setup,
+   * not the steady latency the open loop measures. (Not h2load's `--warm-up-time`: it restarts every
+   * client's timer at once when the warm-up ends, which lines the clients up into one burst per period.)
+   * Default 2.
    */
   warmupS?: number;
   /** Where h2load writes its files (URL list, request log). */
@@ -69,6 +71,13 @@ export function parseH2loadLog(text: string): LogEntry[] {
   return out;
 }
 
+/** The requests sent `warmupS` seconds or more after the run's first one. */
+export function afterWarmup(entries: readonly LogEntry[], warmupS: number): LogEntry[] {
+  let first = Infinity;
+  for (const e of entries) if (e.startUs < first) first = e.startUs;
+  return entries.filter((e) => e.startUs >= first + warmupS * 1e6);
+}
+
 /** The bursts of `entries` (see `OpenLoopResult.bursts`). */
 export function burstsOf(entries: readonly LogEntry[]): OpenLoopResult['bursts'] {
   const starts = entries.map((e) => e.startUs).sort((a, b) => a - b);
@@ -106,9 +115,9 @@ export async function openLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
   writeFileSync(urlFile, o.urls.join('\n') + '\n');
   writeFileSync(logFile, '');
   const perClient = Math.max(1, Math.round(o.rate / clients));
+  const warmupS = o.warmupS ?? 2;
   const child = spawn('h2load', [
-    '-c', String(clients), '-m', String(o.streams ?? 8), '--rps', String(perClient), '-D', String(o.seconds),
-    `--warm-up-time=${o.warmupS ?? 2}`,
+    '-c', String(clients), '-m', String(o.streams ?? 8), '--rps', String(perClient), '-D', String(o.seconds + warmupS),
     '-i', urlFile, '--log-file', logFile,
   ], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
@@ -123,5 +132,5 @@ export async function openLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
   // requests that never got an answer (stream or connection errors, timeouts) are in the summary only
   const summary = /requests: .*, (\d+) errored, (\d+) timeout/.exec(stdout);
   const unanswered = summary ? Number(summary[1]) + Number(summary[2]) : 0;
-  return summarize(parseH2loadLog(readFileSync(logFile, 'utf8')), perClient * clients, o.seconds, unanswered);
+  return summarize(afterWarmup(parseH2loadLog(readFileSync(logFile, 'utf8')), warmupS), perClient * clients, o.seconds, unanswered);
 }

@@ -7,7 +7,7 @@ import http2 from 'node:http2';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { burstsOf, openLoop, parseH2loadLog, summarize } from '../../bench/h2load.js';
+import { afterWarmup, burstsOf, openLoop, parseH2loadLog, summarize } from '../../bench/h2load.js';
 import { testTls } from '../support/in-process.js';
 
 test('log lines are read as status and latency; percentiles and failures are summarized', () => {
@@ -32,6 +32,14 @@ test('bursts: requests sent close together count as one, and the time between bu
   assert.deepEqual(burstsOf([0, 1_000, 2_000].map(at)), { meanSize: 1, intervalMs: 1 }, 'evenly spaced arrivals are bursts of one');
 });
 
+test('the warm-up: requests sent in the first seconds of the run are left out, whatever order the log has', () => {
+  const at = (startUs: number) => ({ startUs, status: 200, latencyMs: startUs / 1e6 });
+  const entries = [2_500_000, 1_000_000, 1_999_999, 3_000_000, 1_200_000].map(at);
+  assert.deepEqual(afterWarmup(entries, 1).map((e) => e.startUs), [2_500_000, 3_000_000]);
+  assert.equal(afterWarmup(entries, 0).length, 5);
+  assert.deepEqual(afterWarmup([], 2), []);
+});
+
 test('a real h2load run sends every URL at a constant rate and reports each answer', async () => {
   const tls = await testTls();
   const seen = new Map<string, number>();
@@ -45,7 +53,7 @@ test('a real h2load run sends every URL at a constant rate and reports each answ
   const dir = mkdtempSync(join(tmpdir(), 'quarry-h2load-'));
   try {
     const paths = ['/api/search?q=a', '/api/search?q=b', '/fail'];
-    const r = await openLoop({ urls: paths.map((p) => `https://127.0.0.1:${port}${p}`), rate: 40, seconds: 2, clients: 2, workDir: dir });
+    const r = await openLoop({ urls: paths.map((p) => `https://127.0.0.1:${port}${p}`), rate: 40, seconds: 2, warmupS: 0, clients: 2, workDir: dir });
     assert.equal(r.rate, 40);
     assert.ok(r.requests > 0);
     assert.deepEqual([...seen.keys()].sort(), [...paths].sort(), 'every URL was requested');
