@@ -106,37 +106,36 @@ export class Router {
       throw new BadRequestError('The request path has a malformed percent-encoding.');
     }
     const path = '/' + parts.join('/');
-    const allowed = new Set<Method>();
-    let found: Match | undefined;
     for (const entry of this.#entries) {
+      // An exact HEAD route would win over GET; they cannot both exist (overlap check).
+      if (entry.route.method !== method && !(method === 'HEAD' && entry.route.method === 'GET')) continue;
       const params = matchSegments(entry.segments, parts);
-      if (!params) continue;
+      if (params) return { route: entry.route, params, path };
+    }
+    const allowed = new Set<Method>();
+    for (const entry of this.#entries) {
+      if (!matchSegments(entry.segments, parts)) continue;
       allowed.add(entry.route.method);
       if (entry.route.method === 'GET') allowed.add('HEAD');
-      if (entry.route.method === method || (method === 'HEAD' && entry.route.method === 'GET')) {
-        // An exact HEAD route would win over GET; they cannot both exist (overlap check).
-        found ??= { route: entry.route, params, path };
-      }
     }
-    if (found) return found;
     if (allowed.size === 0) throw new NotFoundError(`No resource at ${path}.`);
     const allow = METHODS.filter((m) => allowed.has(m));
     throw new MethodNotAllowedError(method, path, allow);
   }
 }
 
+/** The path's parameters when `parts` match `segments` (an object made only for a match), else undefined. */
 function matchSegments(segments: Segment[], parts: string[]): Record<string, string> | undefined {
   if (segments.length !== parts.length) return undefined;
-  const params: Record<string, string> = {};
   for (let i = 0; i < segments.length; i++) {
     const s = segments[i]!;
     const p = parts[i]!;
-    if ('param' in s) {
-      if (p === '') return undefined;
-      params[s.param] = p;
-    } else if (s.literal !== p) {
-      return undefined;
-    }
+    if ('param' in s ? p === '' : s.literal !== p) return undefined;
+  }
+  const params: Record<string, string> = {};
+  for (let i = 0; i < segments.length; i++) {
+    const s = segments[i]!;
+    if ('param' in s) params[s.param] = parts[i]!;
   }
   return params;
 }

@@ -75,7 +75,7 @@ export class QuarryServer {
   /** HTTP/1.1 sockets waiting for a request head → the timer that closes them if it does not come. */
   readonly #headerDeadlines = new WeakMap<TLSSocket, NodeJS.Timeout>();
   /** Abort controllers of long-lived requests, ended first when draining. */
-  readonly #longLived = new Set<AbortController>();
+  readonly #longLived = new Set<RequestAbort>();
   /**
    * Every TCP connection, from its accept to its close, whatever became of it (mid-handshake, HTTP/1.1,
    * HTTP/2): the listener's close waits for all of them, so a drain ends by destroying what is left.
@@ -278,7 +278,7 @@ export class QuarryServer {
       if (open !== undefined) this.#h1Sockets.set(h1Socket, open + 1);
       this.#clearHeaderDeadline(h1Socket);
     }
-    const ac = new AbortController();
+    const ac = new RequestAbort();
     let settled = false;
     res.on('close', () => {
       // An HTTP/2 stream reset by the client reports its response as finished (the compat layer ends it on
@@ -350,7 +350,7 @@ export class QuarryServer {
       };
       const timed = !exempt && this.limits.requestTimeoutMs > 0;
       const deadline = timed ? Date.now() + this.limits.requestTimeoutMs : undefined;
-      const ctx = makeContext(req, match, method as Method, principal!, remoteAddress, ac.signal, deadline, bodyLimit, route, chargeRate);
+      const ctx = makeContext(req, match, method as Method, principal!, remoteAddress, ac, deadline, bodyLimit, route, chargeRate);
       let reply: Reply;
       if (timed) {
         const limit = this.limits.requestTimeoutMs;
@@ -367,7 +367,7 @@ export class QuarryServer {
       }
       clearTimeout(timer);
       settled = true;
-      await this.#send(req, res, reply, ac.signal);
+      await this.#send(req, res, reply);
     } catch (err) {
       clearTimeout(timer);
       // A client that went away explains any failure to write to it.
@@ -387,7 +387,7 @@ export class QuarryServer {
       // A face with its own error form (Connect) gets it even for errors raised before its handler ran.
       route ??= this.#routeOf(req);
       const reply: Reply = route?.errorReply?.(err) ?? { status: e.status, headers: e.headers, json: e.body as unknown as Record<string, unknown> };
-      await this.#send(req, res, reply, undefined, closeAfter);
+      await this.#send(req, res, reply, closeAfter);
     }
   }
 
@@ -405,7 +405,7 @@ export class QuarryServer {
     }
   }
 
-  async #send(req: Req, res: Res, reply: Reply, signal?: AbortSignal, closeConnection = false): Promise<void> {
+  async #send(req: Req, res: Res, reply: Reply, closeConnection = false): Promise<void> {
     if (res.headersSent || res.writableEnded || res.destroyed) return;
     const head = req.method === 'HEAD';
     const h1 = req.httpVersionMajor !== 2;
@@ -451,13 +451,38 @@ export class QuarryServer {
       /** Tears the response down without a clean end (a reader too slow to keep up). */
       destroy: () => { ended = true; w.destroy(); },
     };
-    void signal;
     await reply.stream(sink);
     sink.end();
   }
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
+
+/**
+ * A request's abort signal, made when first asked for: most requests (searches) never read it, and an
+ * AbortController with its signal and event target was about 1 KB of the serving thread's garbage per
+ * request. An abort before anyone asked is kept: the signal, when made, starts aborted with its reason.
+ */
+class RequestAbort {
+  #controller: AbortController | undefined;
+  #aborted = false;
+  #reason: unknown;
+
+  get signal(): AbortSignal {
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController();
+      if (this.#aborted) this.#controller.abort(this.#reason);
+    }
+    return this.#controller.signal;
+  }
+
+  abort(reason: unknown): void {
+    if (this.#aborted) return;
+    this.#aborted = true;
+    this.#reason = reason;
+    this.#controller?.abort(reason);
+  }
+}
 
 const REASONS: Record<number, string> = { 400: 'Bad Request', 405: 'Method Not Allowed', 431: 'Request Header Fields Too Large' };
 
@@ -514,7 +539,7 @@ function normalizeAddress(a: string | undefined): string {
 
 
 function makeContext(
-  req: Req, match: Match, method: Method, principal: Principal, remoteAddress: string, signal: AbortSignal,
+  req: Req, match: Match, method: Method, principal: Principal, remoteAddress: string, abort: RequestAbort,
   deadline: number | undefined, bodyLimit: number, route: Route, chargeRate: (p: Principal) => void,
 ): RequestContext {
   const rawUrl = req.url ?? '/';
@@ -527,6 +552,7 @@ function makeContext(
     if (consumed) throw new BadRequestError('The request body was already read.');
     consumed = true;
     let total = 0;
+    const signal = abort.signal;
     const chunks = (req as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
     const ended = new Promise<never>((_, reject) => {
       if (signal.aborted) reject(signal.reason);
@@ -562,7 +588,7 @@ function makeContext(
     if (buffered) return buffered;
     if (consumed) return Promise.reject(new BadRequestError('The request body was already read.'));
     consumed = true;
-    buffered = readWhole(req, bodyLimit, signal);
+    buffered = readWhole(req, bodyLimit, abort.signal);
     return buffered;
   };
   return {
@@ -574,7 +600,7 @@ function makeContext(
     remoteAddress,
     principal,
     chargeRate,
-    signal,
+    get signal() { return abort.signal; },
     ...(deadline !== undefined ? { deadline } : {}),
     body,
     async json() {
