@@ -6,12 +6,15 @@
  * any task that names a newer generation than its own.
  *
  * Errors cross the thread boundary as data: a `QuarryError` comes back as `{ code, message, … }` and
- * the pool throws it again as the same kind of error; anything else is an internal error.
+ * the pool throws it again as the same kind of error; anything else is an internal error, with its stack.
+ *
+ * Protocol: the pool posts `{ id, task }`, one at a time; the worker answers `{ id, outcome }`. The JSON
+ * bytes of a `searchJson` answer are transferred, not copied.
  */
-import { BroadcastChannel, workerData } from 'node:worker_threads';
+import { BroadcastChannel, parentPort, workerData } from 'node:worker_threads';
 import { Index, type IndexOptions, type SearchOptions } from '../engine/index.js';
 import { indexDir } from '../kernel/data-dir.js';
-import { errorToWire, QuarryError, type WireError } from '../kernel/errors.js';
+import { errorToWire, type WireError } from '../kernel/errors.js';
 import type { Scope } from '../kernel/scope.js';
 import { searchResourceJson } from './resources.js';
 
@@ -33,6 +36,10 @@ export type Task =
   | { op: 'open'; scopes: Scope[] };
 
 export type Outcome = { ok: true; value: unknown } | { ok: false; error: WireError };
+
+/** What the pool posts, and what the worker answers. */
+export interface TaskMessage { id: number; task: Task }
+export interface OutcomeMessage { id: number; outcome: Outcome }
 
 const data = workerData as WorkerData;
 const indexes = new Map<Scope, Promise<Index>>();
@@ -67,7 +74,7 @@ channel.onmessage = (event) => {
   if (indexes.has(scope)) void fresh(scope, generation).catch(() => undefined); // the next task retries
 };
 
-export default async function run(task: Task): Promise<Outcome> {
+async function run(task: Task): Promise<Outcome> {
   try {
     if (task.op === 'open') {
       await Promise.allSettled(task.scopes.map((scope) => index(scope))); // an unreadable index fails its own searches only
@@ -81,7 +88,15 @@ export default async function run(task: Task): Promise<Outcome> {
       case 'suggest': return { ok: true, value: searcher.suggest(task.prefix, task.limit) };
     }
   } catch (err) {
-    if (!QuarryError.is(err)) throw err;
     return { ok: false, error: errorToWire(err) };
   }
 }
+
+const port = parentPort!;
+port.on('message', (m: TaskMessage) => {
+  void run(m.task).then((outcome) => {
+    const answer: OutcomeMessage = { id: m.id, outcome };
+    const value = outcome.ok ? outcome.value : undefined;
+    port.postMessage(answer, value instanceof Uint8Array ? [value.buffer as ArrayBuffer] : []);
+  });
+});

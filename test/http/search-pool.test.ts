@@ -103,6 +103,35 @@ test('searches are answered in the order they arrived: none is overtaken while i
   assert.deepEqual(answered, Array.from({ length: 12 }, (_, i) => i));
 }));
 
+test('a worker that dies fails its task as an internal error; a new one takes the queue and answers', { timeout: 30_000 }, async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'quarry-pool-'));
+  const index = await Index.open(indexDir(dataDir, 'web'));
+  const pool = new SearchPool({ dataDir, workers: 1, workerModule: new URL('../support/dying-search-worker.mjs', import.meta.url) });
+  try {
+    const writer = await index.openWriter();
+    for (const d of DOCS) writer.upsert(d);
+    const { generation } = await writer.commit();
+    await writer.close();
+    const searcher = pool.searcher('web', generation);
+    assert.equal((await searcher.search('granite', {})).total, 1);
+    // the dying search, and two queued behind it on the one worker
+    const dying = Promise.resolve(searcher.search('__exit__', {}));
+    const queued = [searcher.search('marble', {}), searcher.search('slate', {})];
+    await assert.rejects(dying, (err: unknown) => {
+      assert.ok(QuarryError.is(err));
+      assert.equal(err.code, 'internal');
+      assert.match(err.message, /exited \(3\) while it ran a search task/);
+      return true;
+    });
+    assert.deepEqual((await Promise.all(queued)).map((r) => r.total), [1, 1]);
+    assert.equal((await searcher.search('quarries', {})).total, 2);
+  } finally {
+    await pool.close();
+    await index.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
 test("the caller's deadline (the request timeout) stops a search on the pool as the budget does", () => withPool(1, async ({ index, pool }) => {
   const service = new SearchService(pool.source({ searcher: () => index.searcher() }));
   await assert.rejects(service.search(LOCAL_OPERATOR, { q: SLOW_QUERY, scope: 'web' }, { deadline: Date.now() + 50 }), (err: unknown) => {
