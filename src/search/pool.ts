@@ -60,8 +60,8 @@ export class SearchPool {
   readonly #module: URL;
   readonly #commits: BroadcastChannel;
   readonly #slots: Slot[] = [];
-  /** Jobs no worker has taken yet, oldest first, from `#head` on. */
-  #queue: Job[] = [];
+  /** Jobs no worker has taken yet, oldest first, from `#head` on (those before it were taken). */
+  #queue: (Job | undefined)[] = [];
   #head = 0;
   #nextId = 1;
   #closing = false;
@@ -125,11 +125,15 @@ export class SearchPool {
   /** Tasks waiting for a worker. */
   get queued(): number { return this.#queue.length - this.#head; }
 
-  /** Lets the queued and running tasks finish, then stops the workers. Idempotent. */
+  /** Refuses the queued tasks (unavailable), lets the running ones finish, then stops the workers. Idempotent. */
   close(): Promise<void> {
     this.#closed ??= (async () => {
       this.#closing = true;
-      if (this.queued > 0 || this.#slots.some((s) => s.job !== undefined)) {
+      const queued = this.#queue.slice(this.#head);
+      this.#queue = [];
+      this.#head = 0;
+      for (const job of queued) job?.reject(new UnavailableError('The search pool is closing.', 1));
+      if (this.#slots.some((s) => s.job !== undefined)) {
         await new Promise<void>((resolve) => { this.#drained = resolve; });
       }
       this.#commits.close();
@@ -162,7 +166,7 @@ export class SearchPool {
     slot.job = undefined;
     if (this.#head < this.#queue.length) {
       const job = this.#queue[this.#head]!;
-      this.#queue[this.#head++] = undefined as unknown as Job;
+      this.#queue[this.#head++] = undefined;
       if (this.#head === this.#queue.length) {
         this.#queue = [];
         this.#head = 0;

@@ -132,6 +132,32 @@ test('a worker that dies fails its task as an internal error; a new one takes th
   }
 });
 
+test('closing the pool lets the running search finish and refuses the queued ones as unavailable', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'quarry-pool-'));
+  const index = await Index.open(indexDir(dataDir, 'web'));
+  const pool = new SearchPool({ dataDir, workers: 1 });
+  try {
+    const writer = await index.openWriter();
+    for (const d of DOCS) writer.upsert(d);
+    const { generation } = await writer.commit();
+    await writer.close();
+    const searcher = pool.searcher('web', generation);
+    const [running, ...queued] = ['granite', 'marble', 'slate'].map((q) => Promise.resolve(searcher.search(q, {})).then((r) => r.total, (err: unknown) => err));
+    const closed = pool.close();
+    assert.equal(await running, 1);
+    for (const q of queued) {
+      const err = await q;
+      assert.ok(QuarryError.is(err) && err.code === 'unavailable', String(err));
+    }
+    await closed;
+    await assert.rejects(async () => searcher.search('granite', {}), (err: unknown) => QuarryError.is(err) && err.code === 'unavailable');
+  } finally {
+    await pool.close();
+    await index.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
 test("the caller's deadline (the request timeout) stops a search on the pool as the budget does", () => withPool(1, async ({ index, pool }) => {
   const service = new SearchService(pool.source({ searcher: () => index.searcher() }));
   await assert.rejects(service.search(LOCAL_OPERATOR, { q: SLOW_QUERY, scope: 'web' }, { deadline: Date.now() + 50 }), (err: unknown) => {
