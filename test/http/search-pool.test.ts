@@ -28,11 +28,13 @@ const DOCS = [
 ];
 
 /** An index in the `web` corpus of a fresh data directory and a pool of `workers` over it, closed after `fn`. */
-async function withPool(workers: number, fn: (f: { dataDir: string; index: Index; pool: SearchPool }) => Promise<void>, fill?: (dir: string) => Promise<void>): Promise<void> {
+async function withPool(
+  workers: number, fn: (f: { dataDir: string; index: Index; pool: SearchPool }) => Promise<void>, fill?: (dir: string) => Promise<void>, workerModule?: URL,
+): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'quarry-pool-'));
   await fill?.(indexDir(dataDir, 'web'));
   const index = await Index.open(indexDir(dataDir, 'web'));
-  const pool = new SearchPool({ dataDir, workers });
+  const pool = new SearchPool(workerModule === undefined ? { dataDir, workers } : { dataDir, workers, workerModule });
   try {
     await fn({ dataDir, index, pool });
   } finally {
@@ -40,6 +42,15 @@ async function withPool(workers: number, fn: (f: { dataDir: string; index: Index
     await index.close();
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/** Commits every one of DOCS; the generation. */
+async function commitDocs(index: Index): Promise<number> {
+  const writer = await index.openWriter();
+  for (const d of DOCS) writer.upsert(d);
+  const { generation } = await writer.commit();
+  await writer.close();
+  return generation;
 }
 
 test('the pool answers search, doc and suggest as the engine does, and sees each commit', () => withPool(2, async ({ index, pool }) => {
@@ -91,10 +102,7 @@ test('the pool answers search, doc and suggest as the engine does, and sees each
 }));
 
 test('searches are answered in the order they arrived: none is overtaken while it waits for a worker', () => withPool(1, async ({ index, pool }) => {
-  const writer = await index.openWriter();
-  for (const d of DOCS) writer.upsert(d);
-  const { generation } = await writer.commit();
-  await writer.close();
+  const generation = await commitDocs(index);
   await pool.warm(['web']);
   const searcher = pool.searcher('web', generation);
   const answered: number[] = [];
@@ -103,60 +111,34 @@ test('searches are answered in the order they arrived: none is overtaken while i
   assert.deepEqual(answered, Array.from({ length: 12 }, (_, i) => i));
 }));
 
-test('a worker that dies fails its task as an internal error; a new one takes the queue and answers', { timeout: 30_000 }, async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'quarry-pool-'));
-  const index = await Index.open(indexDir(dataDir, 'web'));
-  const pool = new SearchPool({ dataDir, workers: 1, workerModule: new URL('../support/dying-search-worker.mjs', import.meta.url) });
-  try {
-    const writer = await index.openWriter();
-    for (const d of DOCS) writer.upsert(d);
-    const { generation } = await writer.commit();
-    await writer.close();
-    const searcher = pool.searcher('web', generation);
-    assert.equal((await searcher.search('granite', {})).total, 1);
-    // the dying search, and two queued behind it on the one worker
-    const dying = Promise.resolve(searcher.search('__exit__', {}));
-    const queued = [searcher.search('marble', {}), searcher.search('slate', {})];
-    await assert.rejects(dying, (err: unknown) => {
-      assert.ok(QuarryError.is(err));
-      assert.equal(err.code, 'internal');
-      assert.match(err.message, /exited \(3\) while it ran a search task/);
-      return true;
-    });
-    assert.deepEqual((await Promise.all(queued)).map((r) => r.total), [1, 1]);
-    assert.equal((await searcher.search('quarries', {})).total, 2);
-  } finally {
-    await pool.close();
-    await index.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  }
-});
+test('a worker that dies fails its task as an internal error; a new one takes the queue and answers', { timeout: 30_000 }, () => withPool(1, async ({ index, pool }) => {
+  const searcher = pool.searcher('web', await commitDocs(index));
+  assert.equal((await searcher.search('granite', {})).total, 1);
+  // the dying search, and two queued behind it on the one worker
+  const dying = Promise.resolve(searcher.search('__exit__', {}));
+  const queued = [searcher.search('marble', {}), searcher.search('slate', {})];
+  await assert.rejects(dying, (err: unknown) => {
+    assert.ok(QuarryError.is(err));
+    assert.equal(err.code, 'internal');
+    assert.match(err.message, /exited \(3\) while it ran a search task/);
+    return true;
+  });
+  assert.deepEqual((await Promise.all(queued)).map((r) => r.total), [1, 1]);
+  assert.equal((await searcher.search('quarries', {})).total, 2);
+}, undefined, new URL('../support/dying-search-worker.mjs', import.meta.url)));
 
-test('closing the pool lets the running search finish and refuses the queued ones as unavailable', async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'quarry-pool-'));
-  const index = await Index.open(indexDir(dataDir, 'web'));
-  const pool = new SearchPool({ dataDir, workers: 1 });
-  try {
-    const writer = await index.openWriter();
-    for (const d of DOCS) writer.upsert(d);
-    const { generation } = await writer.commit();
-    await writer.close();
-    const searcher = pool.searcher('web', generation);
-    const [running, ...queued] = ['granite', 'marble', 'slate'].map((q) => Promise.resolve(searcher.search(q, {})).then((r) => r.total, (err: unknown) => err));
-    const closed = pool.close();
-    assert.equal(await running, 1);
-    for (const q of queued) {
-      const err = await q;
-      assert.ok(QuarryError.is(err) && err.code === 'unavailable', String(err));
-    }
-    await closed;
-    await assert.rejects(async () => searcher.search('granite', {}), (err: unknown) => QuarryError.is(err) && err.code === 'unavailable');
-  } finally {
-    await pool.close();
-    await index.close();
-    rmSync(dataDir, { recursive: true, force: true });
+test('closing the pool lets the running search finish and refuses the queued ones as unavailable', () => withPool(1, async ({ index, pool }) => {
+  const searcher = pool.searcher('web', await commitDocs(index));
+  const [running, ...queued] = ['granite', 'marble', 'slate'].map((q) => Promise.resolve(searcher.search(q, {})).then((r) => r.total, (err: unknown) => err));
+  const closed = pool.close();
+  assert.equal(await running, 1);
+  for (const q of queued) {
+    const err = await q;
+    assert.ok(QuarryError.is(err) && err.code === 'unavailable', String(err));
   }
-});
+  await closed;
+  await assert.rejects(async () => searcher.search('granite', {}), (err: unknown) => QuarryError.is(err) && err.code === 'unavailable');
+}));
 
 test("the caller's deadline (the request timeout) stops a search on the pool as the budget does", () => withPool(1, async ({ index, pool }) => {
   const service = new SearchService(pool.source({ searcher: () => index.searcher() }));
