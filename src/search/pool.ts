@@ -97,7 +97,7 @@ export class SearchPool {
     return {
       generation,
       search: (q: string, options: SearchOptions) => this.#run<SearchResult>({ op: 'search', scope, generation, q, options }),
-      searchJson: (q: string, options: SearchOptions, _scope: Scope, page: number) => this.#run<Uint8Array>({ op: 'searchJson', scope, generation, q, options, page }),
+      searchJson: (q: string, options: SearchOptions, page: number) => this.#run<Uint8Array>({ op: 'searchJson', scope, generation, q, options, page }),
       get: (cid: bigint) => this.#run<StoredDocument | undefined>({ op: 'get', scope, generation, cid }),
       suggest: (prefix: string, limit: number) => this.#run<string[]>({ op: 'suggest', scope, generation, prefix, limit }),
     };

@@ -30,7 +30,7 @@ export interface ScopeSearcher {
    * `searchResourceJson` of the search, made where the search runs (a pool's worker sends these bytes
    * instead of a result for the serving thread to format). Optional: the engine's searcher has none.
    */
-  searchJson?(q: string, options: SearchOptions, scope: Scope, page: number): Uint8Array | Promise<Uint8Array>;
+  searchJson?(q: string, options: SearchOptions, page: number): Uint8Array | Promise<Uint8Array>;
   get(cid: bigint): StoredDocument | undefined | Promise<StoredDocument | undefined>;
   suggest(prefix: string, limit: number): string[] | Promise<string[]>;
 }
@@ -96,7 +96,7 @@ export class SearchService {
   async searchJson(principal: Principal, input: SearchInput, call: CallOptions = {}): Promise<Uint8Array> {
     const { q, scope, page, options } = this.#searchCall(principal, input, call);
     const s = this.#searcher(scope);
-    if (s.searchJson) return s.searchJson(q, options, scope, page);
+    if (s.searchJson) return s.searchJson(q, options, page);
     return searchResourceJson(q, scope, page, await s.search(q, options));
   }
 
