@@ -193,13 +193,16 @@ export class SearchPool {
       this.#next(slot);
       job.resolve(m.outcome);
     });
-    // An uncaught error ends the worker; 'exit' follows, and handles both.
-    worker.on('error', () => undefined);
+    // An uncaught error (or running out of memory) ends the worker; 'exit' follows, and fails the task
+    // it ran with that error as its cause, so the server's log shows where it was thrown.
+    let failure: Error | undefined;
+    worker.on('error', (err) => { failure = err; });
     worker.on('exit', (code) => {
       const job = slot.job;
       slot.job = undefined;
       slot.exited = true;
-      job?.reject(new InternalError(`A search worker exited (${code}) while it ran a ${job.task.op} task.`));
+      const why = failure === undefined ? '' : `: ${failure.message}`;
+      job?.reject(new InternalError(`A search worker exited (${code}) while it ran a ${job.task.op} task${why}.`, failure === undefined ? undefined : { cause: failure }));
       if (this.#terminating) return;
       // A replacement takes the queue where this worker left it; one that dies as it starts (its module
       // cannot load) is started again after a pause, not in a loop.

@@ -124,6 +124,14 @@ test('a worker that dies fails its task as an internal error; a new one takes th
     return true;
   });
   assert.deepEqual((await Promise.all(queued)).map((r) => r.total), [1, 1]);
+  // an uncaught error: the task fails with it as its cause
+  await assert.rejects(async () => searcher.search('__throw__', {}), (err: unknown) => {
+    assert.ok(QuarryError.is(err));
+    assert.equal(err.code, 'internal');
+    assert.match(err.message, /while it ran a search task: a bug in a search worker/);
+    assert.match(String((err.cause as Error).stack), /dying-search-worker/);
+    return true;
+  });
   assert.equal((await searcher.search('quarries', {})).total, 2);
 }, undefined, new URL('../support/dying-search-worker.mjs', import.meta.url)));
 
