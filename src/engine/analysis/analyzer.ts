@@ -73,8 +73,8 @@ const stemCache = new Map<string, string>();
  * A surface is usually a slice of the text it was read from, and V8 represents a slice of 13 or more
  * characters as a view that keeps the whole text alive. The cache outlives that text, so it keeps a copy
  * of such a form (and the stem, often a slice of the form, refers to the copy): otherwise every long word it
- * holds would pin a document, each surviving into the old generation (measured: the texts of a SciFact
- * result page were most of what a search worker promoted) and up to 200,000 of them held at once.
+ * holds would pin a document, up to 200,000 of them at once (measured: a search worker held 1,207 SciFact
+ * texts this way after 3,300 searches).
  */
 export function stemSurface(surface: string): string {
   let s = stemCache.get(surface);
@@ -99,8 +99,9 @@ const SLICE_MIN_LENGTH = 13;
  * (`u1·2¹⁴ + u2·2⁷ + u3` for three; a small integer, so no number is boxed per token). More than one is
  * known only when the token begins with a run of ASCII letters and digits that long, so the units after the
  * first are ASCII; otherwise only the first is, and a filter must answer true when what it needs lies
- * beyond the units it is shown. A refused token still takes its position, but is never built nor passed to the sink:
- * a caller that looks for a few terms in a long text (snippets) skips most of its tokens unread.
+ * beyond the units it is shown. A refused token still takes its position, but is never built nor passed
+ * to the sink: a caller that looks for a few terms in a long text (snippets) skips most of its tokens
+ * unread.
  */
 export type PrefixFilter = (prefix: number, units: number) => boolean;
 
