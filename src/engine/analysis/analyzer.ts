@@ -155,7 +155,9 @@ function walk(text: string, units: Uint16Array, sink: TokenSink, firstPosition: 
   let position = firstPosition;
   // The token in progress: where it started (-1 between tokens), whether `wants` refused it (its chars
   // are then only walked over) and, if not, its folded chars so far. A run of ASCII letters and digits is
-  // taken as one slice, lower-cased only if it holds an upper-case letter.
+  // taken as one slice, lower-cased only if it holds an upper-case letter. The state stays in locals, and
+  // each of the three places a token ends updates it inline: closures over it measured ~10% slower per
+  // character (their context variables are memory accesses).
   let start = -1;
   let skipping = false;
   let buf = '';

@@ -490,21 +490,18 @@ export class SegmentView implements SegmentReader {
     return d !== undefined && !isDeleted(this.deleted, d) ? d : undefined;
   }
 
-  /**
-   * The stored document. `text` is read (one block decompressed) only when the property is first read:
-   * a result page reads title, url and host of every hit but text only for snippets.
-   */
+  /** The whole stored document, as one plain object: its head and its text (one block decompressed). */
   stored(doc: DocId): StoredDocument {
     const { cid, title, url, host } = this.head(doc);
-    const out: StoredDocument = { cid, title, text: this.core.store.get(doc) };
+    const out: StoredDocument = { cid, title, text: this.text(doc) };
     if (url !== undefined) out.url = url;
     if (host !== undefined) out.host = host;
     return out;
   }
 
+  /** Title, url and host from the heads held in memory; a result page reads these of every hit. */
   head(doc: DocId): StoredHead {
-    const core = this.core;
-    if (doc < 0 || doc >= core.maxDoc) throw new InternalError(`Segment ${core.name} has no doc ${doc}.`);
+    const core = this.coreOf(doc);
     const h = core.heads.get(doc);
     const out: StoredHead = { cid: core.cids[doc]!, title: h.title };
     if (h.url !== undefined) out.url = h.url;
@@ -512,10 +509,16 @@ export class SegmentView implements SegmentReader {
     return out;
   }
 
+  /** The text from the stored blocks (only snippets and `doc` need it). */
   text(doc: DocId): string {
+    return this.coreOf(doc).store.get(doc);
+  }
+
+  /** The core, once `doc` is known to be one of its documents. */
+  private coreOf(doc: DocId): SegmentCore {
     const core = this.core;
     if (doc < 0 || doc >= core.maxDoc) throw new InternalError(`Segment ${core.name} has no doc ${doc}.`);
-    return core.store.get(doc);
+    return core;
   }
 
   surfaceForms(): Iterable<[form: string, docFreq: number]> {
