@@ -24,7 +24,7 @@ export interface OpenLoopOptions {
    * together when h2load starts: their TLS handshakes and first streams are a burst of connection setup,
    * not the steady latency the open loop measures. (Not h2load's `--warm-up-time`: it restarts every
    * client's timer at once when the warm-up ends, which lines the clients up into one burst per period.)
-   * Default 2.
+   * Default DEFAULT_WARMUP_S.
    */
   warmupS?: number;
   /** Where h2load writes its files (URL list, request log). */
@@ -50,6 +50,9 @@ export interface OpenLoopResult {
    */
   bursts: { meanSize: number; intervalMs: number };
 }
+
+/** Seconds of an open loop's warm-up, unless its options say otherwise. */
+export const DEFAULT_WARMUP_S = 2;
 
 /** Requests per second of one h2load client whose timer fires at its 10 ms floor. */
 const MAX_CLIENT_RATE = 100;
@@ -115,7 +118,7 @@ export async function openLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
   writeFileSync(urlFile, o.urls.join('\n') + '\n');
   writeFileSync(logFile, '');
   const perClient = Math.max(1, Math.round(o.rate / clients));
-  const warmupS = o.warmupS ?? 2;
+  const warmupS = o.warmupS ?? DEFAULT_WARMUP_S;
   const child = spawn('h2load', [
     '-c', String(clients), '-m', String(o.streams ?? 8), '--rps', String(perClient), '-D', String(o.seconds + warmupS),
     '-i', urlFile, '--log-file', logFile,
