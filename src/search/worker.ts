@@ -11,6 +11,7 @@
  * Protocol: the pool posts `{ id, task }`, one at a time; the worker answers `{ id, outcome }`. The JSON
  * bytes of a `searchJson` answer are transferred, not copied.
  */
+import { getPriority, setPriority } from 'node:os';
 import { BroadcastChannel, parentPort, workerData } from 'node:worker_threads';
 import { Index, type IndexOptions, type SearchOptions } from '../engine/index.js';
 import { indexDir } from '../kernel/data-dir.js';
@@ -92,6 +93,25 @@ async function run(task: Task): Promise<Outcome> {
   }
 }
 
+/**
+ * How much lower than the serving thread a search thread runs (nice steps). Every request waits for the
+ * serving thread (TLS, routing, handing the search over, writing the answer), which needs the CPU often
+ * and briefly; at the same priority it waited behind busy search threads for the scheduler's next slice
+ * whenever they held every core. A search thread still takes any core the serving thread leaves idle.
+ */
+const SEARCH_THREAD_NICE = 8;
+
+/** Lowers this thread's priority by SEARCH_THREAD_NICE: Linux only, where a nice value is a thread's own (elsewhere it is the whole process's). */
+function yieldToTheServingThread(): void {
+  if (process.platform !== 'linux') return;
+  try {
+    setPriority(Math.min(19, getPriority() + SEARCH_THREAD_NICE));
+  } catch {
+    // refused (a sandbox's seccomp policy): the searches run at the serving thread's priority
+  }
+}
+
+yieldToTheServingThread();
 const port = parentPort!;
 port.on('message', (m: TaskMessage) => {
   void run(m.task).then((outcome) => {

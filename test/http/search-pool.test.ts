@@ -6,7 +6,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Index } from '../../src/engine/index.js';
@@ -196,3 +196,12 @@ test('the search configuration: one worker per core by default, 0 allowed, anyth
     assert.throws(() => resolveSearchConfig(bad), (err: unknown) => QuarryError.is(err) && err.code === 'bad_request', JSON.stringify(bad));
   }
 });
+
+test('search threads run at a lower priority than the serving thread (Linux: nice is per thread)', { skip: process.platform !== 'linux' && 'a nice value is per process here' }, () => withPool(2, async ({ pool }) => {
+  await pool.warm(['web']);
+  // field 19 of /proc/<pid>/task/<tid>/stat, counted after the command's closing parenthesis
+  const niceOf = (stat: string) => Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+  const own = niceOf(readFileSync('/proc/thread-self/stat', 'utf8'));
+  const nices = readdirSync('/proc/self/task').map((tid) => niceOf(readFileSync(`/proc/self/task/${tid}/stat`, 'utf8')));
+  assert.equal(nices.filter((n) => n === Math.min(19, own + 8)).length, 2, `nice values of the process's threads: ${nices.join(' ')} (this thread ${own})`);
+}));
