@@ -9,12 +9,12 @@
  * caches. A verdict is posted before the event that caused it, and one port keeps their order, so the
  * server's snapshot of the targets reflects every event it has published, as the bus requires.
  */
-import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { EventBus, type EventKind, payloadOf } from '../events/bus.js';
 import { stateDbPath } from '../kernel/data-dir.js';
 import { errorFromWire, errorToWire, type WireError } from '../kernel/errors.js';
 import type { Principal } from '../kernel/principal.js';
+import { lowerThreadPriority } from '../kernel/thread-priority.js';
 import { openDb } from '../store/db.js';
 import type { Digest } from './artifact.js';
 import { ControlPlane, type ControlPlaneOptions, type DeployOptions, type RollbackOptions } from './control-plane.js';
@@ -56,7 +56,7 @@ bus.subscribe((e) => post({ event: { kind: e.kind, payload: payloadOf(e), target
 // services run at the server's.
 const spawner = new Spawner();
 spawner.start();
-try { setPriority(0, data.nice); } catch { /* not permitted: the server's priority */ }
+lowerThreadPriority(data.nice);
 const plane = new ControlPlane({ ...data.options, db, bus, spawner, onVerdict: (verdict) => post({ verdict }) });
 
 function post(message: FromThread): void { port.postMessage(message); }

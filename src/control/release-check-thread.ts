@@ -6,10 +6,10 @@
  * (on Linux the nice value is per thread): it is background work on the cores that serve search.
  */
 import { readFile } from 'node:fs/promises';
-import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import type { ReleaseManifest } from './releases.js';
 import { ReleaseVerifier } from './release-verifier.js';
+import { LOWEST_NICE, lowerThreadPriority } from '../kernel/thread-priority.js';
 
 /** A request of the main thread; `check` and `hashed` are answered with the same `id`. */
 export type CheckRequest =
@@ -19,9 +19,7 @@ export type CheckRequest =
 
 export type CheckAnswer = { id: number; ok: true; value: unknown } | { id: number; ok: false; message: string };
 
-const LOWEST_PRIORITY = 19;
-
-try { setPriority(0, LOWEST_PRIORITY); } catch { /* not permitted: runs at the process's priority */ }
+lowerThreadPriority(LOWEST_NICE);
 
 const verifier = new ReleaseVerifier();
 const port = parentPort!;

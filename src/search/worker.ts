@@ -11,11 +11,12 @@
  * Protocol: the pool posts `{ id, task }`, one at a time; the worker answers `{ id, outcome }`. The JSON
  * bytes of a `searchJson` answer are transferred, not copied.
  */
-import { getPriority, setPriority } from 'node:os';
+import { getPriority } from 'node:os';
 import { BroadcastChannel, parentPort, workerData } from 'node:worker_threads';
 import { Index, type IndexOptions, type SearchOptions } from '../engine/index.js';
 import { indexDir } from '../kernel/data-dir.js';
 import { errorToWire, type WireError } from '../kernel/errors.js';
+import { lowerThreadPriority } from '../kernel/thread-priority.js';
 import type { Scope } from '../kernel/scope.js';
 import { searchResourceJson } from './resources.js';
 
@@ -101,17 +102,7 @@ async function run(task: Task): Promise<Outcome> {
  */
 const SEARCH_THREAD_NICE = 8;
 
-/** Lowers this thread's priority by SEARCH_THREAD_NICE: Linux only, where a nice value is a thread's own (elsewhere it is the whole process's). */
-function yieldToTheServingThread(): void {
-  if (process.platform !== 'linux') return;
-  try {
-    setPriority(Math.min(19, getPriority() + SEARCH_THREAD_NICE));
-  } catch {
-    // refused (a sandbox's seccomp policy): the searches run at the serving thread's priority
-  }
-}
-
-yieldToTheServingThread();
+lowerThreadPriority(getPriority() + SEARCH_THREAD_NICE);
 const port = parentPort!;
 port.on('message', (m: TaskMessage) => {
   void run(m.task).then((outcome) => {
