@@ -22,4 +22,3 @@ export function lowerThreadPriority(nice: number): void {
     // not permitted: the thread keeps the process's priority
   }
 }
-

@@ -22,6 +22,7 @@
  * budget. A worker that dies fails its task as an internal error and is replaced.
  */
 import { randomUUID } from 'node:crypto';
+import { getPriority } from 'node:os';
 import { BroadcastChannel, Worker } from 'node:worker_threads';
 import type { IndexOptions, SearchOptions, SearchResult, StoredDocument } from '../engine/index.js';
 import { errorFromWire, InternalError, UnavailableError } from '../kernel/errors.js';
@@ -44,6 +45,14 @@ export interface SearchPoolOptions {
 const WORKER_MODULE = threadModule(import.meta.url, 'worker');
 
 const WORKER_YOUNG_GENERATION_MIB = 24;
+
+/**
+ * How much lower than the serving thread a search thread runs (nice steps). Every request waits for the
+ * serving thread (TLS, routing, handing the search over, writing the answer), which needs the CPU often
+ * and briefly; at the same priority it waited behind busy search threads for the scheduler's next slice
+ * whenever they held every core. A search thread still takes any core the serving thread leaves idle.
+ */
+export const SEARCH_THREAD_NICE = 8;
 
 /** A worker that dies sooner than this after its start is replaced after this long. */
 const RESTART_PAUSE_MS = 1000;
@@ -77,7 +86,7 @@ export class SearchPool {
     this.#module = options.workerModule ?? WORKER_MODULE;
     const commits = `quarry.search.commits.${randomUUID()}`;
     this.#commits = new BroadcastChannel(commits);
-    this.#data = { dataDir: options.dataDir, commits };
+    this.#data = { dataDir: options.dataDir, commits, nice: getPriority() + SEARCH_THREAD_NICE };
     if (options.indexOptions) this.#data.indexOptions = options.indexOptions;
     for (let i = 0; i < options.workers; i++) this.#slots.push(this.#start());
   }

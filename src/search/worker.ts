@@ -11,7 +11,6 @@
  * Protocol: the pool posts `{ id, task }`, one at a time; the worker answers `{ id, outcome }`. The JSON
  * bytes of a `searchJson` answer are transferred, not copied.
  */
-import { getPriority } from 'node:os';
 import { BroadcastChannel, parentPort, workerData } from 'node:worker_threads';
 import { Index, type IndexOptions, type SearchOptions } from '../engine/index.js';
 import { indexDir } from '../kernel/data-dir.js';
@@ -25,6 +24,8 @@ export interface WorkerData {
   indexOptions?: IndexOptions;
   /** Name of the BroadcastChannel on which the pool announces commits. */
   commits: string;
+  /** The nice value this thread runs at (Linux keeps one per thread). */
+  nice: number;
 }
 
 /** A commit announced by the pool: the scope's index has a new generation on disk. */
@@ -94,15 +95,7 @@ async function run(task: Task): Promise<Outcome> {
   }
 }
 
-/**
- * How much lower than the serving thread a search thread runs (nice steps). Every request waits for the
- * serving thread (TLS, routing, handing the search over, writing the answer), which needs the CPU often
- * and briefly; at the same priority it waited behind busy search threads for the scheduler's next slice
- * whenever they held every core. A search thread still takes any core the serving thread leaves idle.
- */
-const SEARCH_THREAD_NICE = 8;
-
-lowerThreadPriority(getPriority() + SEARCH_THREAD_NICE);
+lowerThreadPriority(data.nice);
 const port = parentPort!;
 port.on('message', (m: TaskMessage) => {
   void run(m.task).then((outcome) => {

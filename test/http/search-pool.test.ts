@@ -14,7 +14,7 @@ import { indexDir } from '../../src/kernel/data-dir.js';
 import { QuarryError } from '../../src/kernel/errors.js';
 import { toJson } from '../../src/kernel/json.js';
 import { resolveSearchConfig } from '../../src/search/config.js';
-import { SearchPool } from '../../src/search/pool.js';
+import { SEARCH_THREAD_NICE, SearchPool } from '../../src/search/pool.js';
 import { SearchService } from '../../src/search/service.js';
 import { LOCAL_OPERATOR } from '../../src/kernel/principal.js';
 import { SLOW_QUERY, writeSlowCorpus } from '../support/slow-corpus.js';
@@ -203,5 +203,5 @@ test('search threads run at a lower priority than the serving thread (Linux: nic
   const niceOf = (stat: string) => Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
   const own = niceOf(readFileSync('/proc/thread-self/stat', 'utf8'));
   const nices = readdirSync('/proc/self/task').map((tid) => niceOf(readFileSync(`/proc/self/task/${tid}/stat`, 'utf8')));
-  assert.equal(nices.filter((n) => n === Math.min(19, own + 8)).length, 2, `nice values of the process's threads: ${nices.join(' ')} (this thread ${own})`);
+  assert.equal(nices.filter((n) => n === Math.min(19, own + SEARCH_THREAD_NICE)).length, 2, `nice values of the process's threads: ${nices.join(' ')} (this thread ${own})`);
 }));
