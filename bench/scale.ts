@@ -2,9 +2,10 @@
  * The scale benchmark (`npm run bench:corpus -- <corpus.jsonl> [--docs N] [--peers fts5] [--queries N]
  * [--commit-every N]`): Quarry built from a Wikipedia-style JSONL (`{_id, title, text}` per line) streamed
  * from disk — never held in memory, so the build's peak RSS is the writer's — then served by a fresh
- * process that only opens the index, as a server would. The build commits once at the end (the bulk
- * load the peers do too), or every N documents with `--commit-every N`, as `quarry import` does (every
- * 2,000 by default), so that its merges run during the build. `--docs N` beyond the file's length grows
+ * process that only opens the index, as a server would. The build commits once at the end and merges
+ * into one segment (the bulk load the peers do too: Lucene's forceMerge(1), Xapian's compaction), or
+ * commits every N documents with `--commit-every N`, as `quarry import` does (every 2,000 by default),
+ * so that its policy's merges run during the build. `--docs N` beyond the file's length grows
  * it by perturbed passes (bench/synth-corpus.ts `perturbedDocs`); `--synthetic N` uses the synthetic
  * Wikipedia-like generator instead of a file. Every phase runs in its own child process so each memory
  * figure is its own.
@@ -47,6 +48,8 @@ interface Timing { kind: string; snippets: boolean; ms: number[]; cpu: number[];
 export interface BuildReport {
   engine: string; docs: number; textBytes: number; buildMs: number; buildCpuMs: number; peakRss: number;
   segments: number; files: Record<string, number>; sections: Record<string, number>;
+  /** Of `buildMs`, the final merge into one segment (a bulk load's, as the peers' forceMerge and compaction). */
+  forceMergeMs?: number;
 }
 /** rssBase: the serving process before it opens the index (Node, tsx, the queries), so that per-document figures leave it out. */
 /** live*: bytes the process holds after GC (V8 heap in use + external memory such as Buffers), which,
@@ -89,7 +92,14 @@ async function buildQuarry(source: Source, dir: string, commitEvery?: number): P
     w.upsert({ cid: BigInt(++docs), title: d.title, text: d.text });
     if (commitEvery !== undefined && docs % commitEvery === 0) await w.commit();
   }
-  const info = await w.commit();
+  let info = await w.commit();
+  let forceMergeMs: number | undefined;
+  if (commitEvery === undefined) {
+    // a bulk load ends in one segment, as Lucene's forceMerge(1) and Xapian's compaction do
+    const m0 = performance.now();
+    info = await w.forceMerge(1);
+    forceMergeMs = performance.now() - m0;
+  }
   await w.close();
   const buildMs = performance.now() - t0;
   const buildCpuMs = cpuMs(c0);
@@ -101,7 +111,7 @@ async function buildQuarry(source: Source, dir: string, commitEvery?: number): P
     files[kind] = (files[kind] ?? 0) + statSync(join(dir, f)).size;
     if (f.endsWith('.idx')) for (const [k, v] of Object.entries(idxSections(join(dir, f)))) sections[k] = (sections[k] ?? 0) + v;
   }
-  return { engine: 'quarry', docs, textBytes, buildMs, buildCpuMs, peakRss: memory().peak, segments: info.segments, files, sections };
+  return { engine: 'quarry', docs, textBytes, buildMs, buildCpuMs, peakRss: memory().peak, segments: info.segments, files, sections, ...(forceMergeMs === undefined ? {} : { forceMergeMs }) };
 }
 
 /** Every engine runs every query once, untimed, before the timed passes: compiled code (V8's, the JVM's) and caches warm, as on a server that has been up a while. */
@@ -338,7 +348,7 @@ export async function runScale(argv: string[]): Promise<void> {
   const source: Source = path ? (docs === undefined ? { path } : { path, docs }) : { synthetic: synthetic! };
   const commitEvery = arg('commit-every') === undefined ? undefined : Number(arg('commit-every'));
   if (commitEvery !== undefined && !(Number.isSafeInteger(commitEvery) && commitEvery >= 1)) throw new Error('--commit-every takes a number of documents ≥ 1');
-  const cadence = commitEvery === undefined ? 'one commit' : `a commit every ${commitEvery} documents`;
+  const cadence = commitEvery === undefined ? 'one commit, merged into one segment' : `a commit every ${commitEvery} documents`;
   const peers = (arg('peers') ?? '').split(',').filter((p) => p !== '');
   const queries = await makeQueries(source, Number(arg('queries') ?? 1000));
   const work = arg('keep') ?? mkdtempSync(join(tmpdir(), 'quarry-scale-index-'));
@@ -348,7 +358,8 @@ export async function runScale(argv: string[]): Promise<void> {
     const serves: ServeReport[] = [];
     const qdir = join(work, 'quarry');
     builds.push(child<BuildReport>('build-quarry', { source, dir: qdir, commitEvery }));
-    console.error(`scale: quarry built: ${builds[0]!.docs} docs in ${fmt(builds[0]!.buildMs / 1000, 1)} s, ${cadence}`);
+    const merged = builds[0]!.forceMergeMs === undefined ? '' : ` (of which ${fmt(builds[0]!.forceMergeMs / 1000, 1)} s merging into one segment)`;
+    console.error(`scale: quarry built: ${builds[0]!.docs} docs in ${fmt(builds[0]!.buildMs / 1000, 1)} s${merged}, ${cadence}`);
     serves.push(child<ServeReport>('serve-quarry', { dir: qdir, queries }));
     if (peers.includes('fts5')) {
       const file = join(work, 'fts.db');

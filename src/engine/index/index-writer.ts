@@ -11,7 +11,7 @@ import { countDeleted, deletesFileName, encodeDeletes } from './deletes.js';
 import { fsyncDir, faultPoint, writeFileDurable } from './directory.js';
 import type { WriterLock } from './lock.js';
 import { manifestFiles, segmentName, writeManifest, type Manifest, type ManifestSegment } from './manifest.js';
-import { findMerges } from './merge-policy.js';
+import { findMerges, liveBytes } from './merge-policy.js';
 import { mergeSegments } from './merge.js';
 import type { ResolvedIndexOptions } from './options.js';
 import { runCooperatively, runSync, type Steps } from './steps.js';
@@ -65,6 +65,12 @@ export interface IndexWriter {
   readonly pending: number;
   /** Durable when it resolves; `searcher()` sees it after. */
   commit(): Promise<CommitInfo>;
+  /**
+   * Commits as `commit()` does, leaving at most `maxSegments` segments and none with deleted documents,
+   * past the merge policy's size bound: for an index built in bulk and then only read, where every query
+   * pays per segment. Rewrites the postings of every document it merges.
+   */
+  forceMerge(maxSegments: number): Promise<CommitInfo>;
   /** Abandons uncommitted changes and releases the lock. Idempotent. */
   close(): Promise<void>;
 }
@@ -222,34 +228,62 @@ export class DiskIndexWriter implements IndexWriter {
   private async mergeLocked(): Promise<void> {
     const o = this.index.options;
     for (let round = 0; round < 16; round++) {
-      this.working = this.working.filter((ws) => ws.deleted === null || countDeleted(ws.deleted) < ws.core.maxDoc);
+      this.dropEmptyLocked();
       const merges = findMerges(this.working.map((ws) => this.entry(ws)), { mergeFactor: o.mergeFactor, floorBytes: o.mergeFloorBytes, maxMergedBytes: o.maxMergedBytes });
       if (merges.length === 0) return;
-      for (const group of merges) {
-        const names = new Set(group);
-        const sources = this.working.filter((ws) => names.has(ws.core.name));
-        const core = await runCooperatively(this.segmentLocked((files) => mergeSegments(sources, this.storeOptions(), files)));
-        const at = this.working.findIndex((ws) => names.has(ws.core.name));
-        this.working = this.working.filter((ws) => !names.has(ws.core.name));
-        this.working.splice(at, 0, { core, deleted: null, dirty: false, deletesFile: null });
-        await yieldToEventLoop();
-      }
+      for (const group of merges) await this.mergeGroupLocked(group);
     }
   }
 
+  /** Segments whose every document is deleted leave the commit without a merge. */
+  private dropEmptyLocked(): void {
+    this.working = this.working.filter((ws) => ws.deleted === null || countDeleted(ws.deleted) < ws.core.maxDoc);
+  }
+
   async commit(): Promise<CommitInfo> {
+    return this.startCommit(undefined);
+  }
+
+  async forceMerge(maxSegments: number): Promise<CommitInfo> {
+    if (!Number.isSafeInteger(maxSegments) || maxSegments < 1) throw new BadRequestError(`forceMerge takes a number of segments ≥ 1, got ${String(maxSegments)}.`, 'maxSegments');
+    return this.startCommit(maxSegments);
+  }
+
+  private startCommit(maxSegments: number | undefined): Promise<CommitInfo> {
     this.assertUsable();
     this.committing = true;
-    const run = this.commitLocked();
+    const run = this.commitLocked(maxSegments);
     this.inFlight = run.then(() => undefined, () => undefined);
     return run;
   }
 
-  private async commitLocked(): Promise<CommitInfo> {
+  /** Merges `group` (names of working segments) into one segment, which takes the place of the first. */
+  private async mergeGroupLocked(group: readonly string[]): Promise<void> {
+    const names = new Set(group);
+    const sources = this.working.filter((ws) => names.has(ws.core.name));
+    const core = await runCooperatively(this.segmentLocked((files) => mergeSegments(sources, this.storeOptions(), files)));
+    const at = this.working.findIndex((ws) => names.has(ws.core.name));
+    this.working = this.working.filter((ws) => !names.has(ws.core.name));
+    this.working.splice(at, 0, { core, deleted: null, dirty: false, deletesFile: null });
+    await yieldToEventLoop();
+  }
+
+  /** The smallest segments merged into one until at most `maxSegments` remain, then every segment with deletes rewritten. */
+  private async forceMergeLocked(maxSegments: number): Promise<void> {
+    this.dropEmptyLocked();
+    if (this.working.length > maxSegments) {
+      const bySize = this.working.map((ws) => this.entry(ws)).sort((a, b) => liveBytes(a) - liveBytes(b));
+      await this.mergeGroupLocked(bySize.slice(0, this.working.length - maxSegments + 1).map((s) => s.name));
+    }
+    for (const ws of this.working.filter((w) => w.deleted !== null && countDeleted(w.deleted) > 0)) await this.mergeGroupLocked([ws.core.name]);
+  }
+
+  private async commitLocked(maxSegments: number | undefined): Promise<CommitInfo> {
     try {
       await this.flushCooperativelyLocked(); // a large commit must not stall queries served by this process
       await yieldToEventLoop();
-      await this.mergeLocked();
+      if (maxSegments === undefined) await this.mergeLocked();
+      else await this.forceMergeLocked(maxSegments);
       const { manifest: prev } = this.index.currentLocked();
       const generation = prev.generation + 1;
       for (const ws of this.working) {

@@ -1,12 +1,17 @@
 /**
  * The merge policy keeps the segment count small under steady small commits, merges keep every live
- * document and drop deleted ones, and a segment whose documents are all deleted disappears.
+ * document and drop deleted ones, and a segment whose documents are all deleted disappears. A forced
+ * merge leaves at most the segments asked for, none with deletes, past the policy's size bound, and
+ * answers as the segments it replaced did.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { BadRequestError } from '../../../src/kernel/errors.js';
 import { checkIndex, Index } from '../../../src/engine/index/index.js';
 import { findMerges } from '../../../src/engine/index/merge-policy.js';
 import type { SegmentView } from '../../../src/engine/index/segment-reader.js';
+import { Index as SearchableIndex } from '../../../src/engine/index.js';
+import { referenceSearch } from '../query/reference.js';
 import { liveDocuments, tempDir } from './fixtures.js';
 
 test('steady one-document commits keep the segment count bounded and every live doc', async (t) => {
@@ -111,3 +116,57 @@ for (const taken of ['before', 'after'] as const) {
     await index.close();
   });
 }
+
+test('forceMerge leaves at most the segments asked for, none with deletes, and answers as the reference does', async (t) => {
+  const dir = tempDir(t);
+  // a policy that never merges: every commit adds a segment
+  const index = await SearchableIndex.open(dir, { mergeFactor: 100, maxMergedBytes: 1 });
+  const w = await index.openWriter();
+  const words = ['granite', 'basalt', 'quarry', 'chisel', 'marble', 'of', 'the', 'slate'];
+  const expected = new Set<bigint>();
+  for (let batch = 0; batch < 6; batch++) {
+    for (let i = 0; i < 15; i++) {
+      const n = batch * 15 + i;
+      const cid = BigInt(n % 70); // later batches replace earlier documents
+      w.upsert({ cid, title: `${words[n % 8]} ${n}`, text: Array.from({ length: 3 + (n % 9) }, (_, k) => words[(n * 7 + k * 3) % 8]).join(' ') });
+      expected.add(cid);
+    }
+    w.delete(BigInt(batch * 11));
+    expected.delete(BigInt(batch * 11));
+    await w.commit();
+  }
+  assert.equal(index.snapshot().segments.length, 5, 'one segment per commit, the first replaced entirely by later ones');
+  assert.ok(index.snapshot().segments.some((s) => s.liveDocs < s.maxDoc), 'some segment holds deleted documents');
+  const queries = ['quarry', 'granite marble', '"of the"', '+chisel -slate', 'basalt "the quarry"'];
+  const live = () => [...liveDocuments(index)].map(([cid, d]) => ({ cid, ...d }));
+  const answers = (q: string) => index.searcher().search(q, { pageSize: 100, snippets: false });
+
+  const two = await w.forceMerge(2);
+  assert.equal(two.segments, 2);
+  assert.ok(index.snapshot().segments.every((s) => s.liveDocs === s.maxDoc), 'no deleted slot is left');
+
+  const one = await w.forceMerge(1);
+  assert.equal(one.segments, 1);
+  assert.equal(one.docs, expected.size);
+  const [seg] = index.snapshot().segments;
+  assert.equal(seg!.maxDoc, expected.size);
+  assert.deepEqual(new Set(liveDocuments(index).keys()), expected);
+  for (const q of queries) {
+    const want = referenceSearch(live(), q);
+    const got = answers(q);
+    assert.equal(got.total, want.total, `total of ${q}`);
+    assert.deepEqual(got.hits.map((h) => [h.cid, h.score]), want.hits.map((h) => [h.cid, h.score]), `hits of ${q}`);
+  }
+  assert.ok(checkIndex(dir).ok);
+
+  // one segment and a delete: the segment is rewritten without it
+  w.delete(1n);
+  const again = await w.forceMerge(1);
+  assert.equal(again.docs, expected.size - 1);
+  assert.equal(index.snapshot().segments[0]!.maxDoc, expected.size - 1);
+  await assert.rejects(w.forceMerge(0), BadRequestError);
+  w.upsert({ cid: 500n, title: 'still', text: 'the writer is usable' });
+  assert.equal((await w.commit()).docs, expected.size);
+  await w.close();
+  await index.close();
+});
