@@ -8,7 +8,8 @@
  * *non-essential*: a document matching only those cannot enter the top k, so candidates come
  * from the essential terms alone, and non-essential terms are only advanced to a candidate, highest bound
  * first, until the remaining bounds cannot lift it to the threshold. A window whose whole sum is below the
- * threshold is skipped without decoding a document.
+ * threshold is skipped without decoding a document, and the next window starts at the next document of a
+ * term that can still lead anywhere (`Leads`), not at the next block of the densest term.
  *
  * Score-only terms (the common terms of executor.ts's common-terms rule) are kept non-essential whatever
  * their bounds: they never propose a candidate, only add to the score of one an optional term proposed.
@@ -52,7 +53,7 @@ export function topKDisjunction(
   const scorers = [...scoreOnly, ...optional];
   const fixed = scoreOnly.length;
   const n = scorers.length;
-  // Parallel arrays in the window's ascending-bound order (re-sorted per window).
+  // Parallel arrays in the window's ascending-bound order (re-ordered per window).
   const order = Array.from({ length: n }, (_, i) => i);
   const allCursors = scorers.map((s) => s.cursor);
   const allWeights = Float64Array.from(scorers, (s) => s.weight);
@@ -68,8 +69,9 @@ export function topKDisjunction(
     return e;
   };
   const round = bm25.round;
+  const leads = new Leads(scorers, fixed, bm25);
 
-  let windowStart = 0;
+  let windowStart = leads.next(-Infinity, 0);
   while (windowStart < NO_MORE_DOCS) {
     checkDeadline();
     let windowEnd = NO_MORE_DOCS;
@@ -86,8 +88,15 @@ export function topKDisjunction(
       }
     }
     if (!candidates) return; // every optional list exhausted: nothing left can match
-    // ascending bound, score-only scorers ahead of every optional one
-    order.sort((x, y) => (x < fixed ? 0 : 1) - (y < fixed ? 0 : 1) || bounds[x]! - bounds[y]!);
+    // ascending bound, score-only scorers ahead of every optional one; insertion sort, as consecutive
+    // windows mostly keep the previous order
+    for (let i = fixed + 1; i < n; i++) {
+      const o = order[i]!;
+      const b = bounds[o]!;
+      let j = i - 1;
+      for (; j >= fixed && bounds[order[j]!]! > b; j--) order[j + 1] = order[j]!;
+      order[j + 1] = o;
+    }
     let acc = 0;
     for (let i = 0; i < n; i++) {
       const o = order[i]!;
@@ -143,6 +152,57 @@ export function topKDisjunction(
         if (c.doc() === doc) c.nextDoc();
       }
     }
-    windowStart = windowEnd + 1;
+    windowStart = windowEnd === NO_MORE_DOCS ? NO_MORE_DOCS : leads.next(Math.max(collector.minCompetitive, floor), windowEnd + 1);
   }
+}
+
+/**
+ * The optional terms that can still propose a competitive document anywhere in the segment: every one
+ * but the longest run of lowest term-wide ceilings that, with every score-only term's ceiling, sums below
+ * the threshold (MaxScore's partition with whole-list bounds instead of a window's). No document before
+ * the next posting of one of them can enter the top k, so the next window starts there: a rare term
+ * beside common ones (score-only or merely low-scoring) visits its own documents' blocks, not every block
+ * of the common ones.
+ */
+class Leads {
+  /** Optional scorers' indices by ascending ceiling. */
+  private readonly byCeiling: number[];
+  private readonly ceilings: Float64Array;
+  private readonly scoreOnlyCeiling: number;
+  private threshold = -Infinity;
+  /** byCeiling[from..] can lead at `threshold`. */
+  private from = 0;
+
+  constructor(private readonly scorers: readonly TermScorer[], fixed: number, bm25: Bm25) {
+    this.ceilings = Float64Array.from(scorers, (s) => termBound(bm25, s));
+    let scoreOnly = 0;
+    for (let i = 0; i < fixed; i++) scoreOnly += this.ceilings[i]!;
+    this.scoreOnlyCeiling = scoreOnly;
+    this.byCeiling = Array.from({ length: scorers.length - fixed }, (_, i) => fixed + i).sort((a, b) => this.ceilings[a]! - this.ceilings[b]!);
+  }
+
+  /** The first document ≥ `target` some leading term holds (NO_MORE_DOCS when none), given the collector's threshold `t`. */
+  next(t: number, target: number): number {
+    if (t !== this.threshold) {
+      this.threshold = t;
+      let sum = this.scoreOnlyCeiling;
+      let from = 0;
+      while (from < this.byCeiling.length && sum + this.ceilings[this.byCeiling[from]!]! < t) sum += this.ceilings[this.byCeiling[from++]!]!;
+      this.from = from;
+    }
+    let next = NO_MORE_DOCS;
+    for (let i = this.from; i < this.byCeiling.length; i++) {
+      const c = this.scorers[this.byCeiling[i]!]!.cursor;
+      let d = c.doc();
+      if (d < target) d = c.advance(target);
+      if (d < next) next = d;
+    }
+    return next;
+  }
+}
+
+/** A term's largest contribution anywhere in the segment: its exact block bounds' maximum when kept, else that of (largest tf, shortest document). */
+function termBound(bm25: Bm25, s: TermScorer): number {
+  if (s.bounds !== undefined) return s.bounds.descending.length > 0 ? s.bounds.descending[0]! : 0;
+  return bm25.score(s.weight, s.cursor.maxFreq, s.cursor.minLength);
 }
