@@ -24,10 +24,11 @@
  * exact one.
  */
 import { spawnSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { manifestFiles, readManifest } from '../src/engine/index/manifest.js';
 import { REPO_ROOT, plainQuery } from './dataset.js';
 import { fmt, memory, MB, percentile } from './measure.js';
 import { seededQueries } from './queries.js';
@@ -106,7 +107,8 @@ async function buildQuarry(source: Source, dir: string, commitEvery?: number): P
   await index.close();
   const files: Record<string, number> = {};
   const sections: Record<string, number> = {};
-  for (const f of readdirSync(dir)) {
+  // the current commit's files: those of the commit before it stay until the next writer opens
+  for (const f of manifestFiles(readManifest(dir)!)) {
     const kind = f.replace(/^seg_\d+/, 'seg').replace(/_\d+$/, '');
     files[kind] = (files[kind] ?? 0) + statSync(join(dir, f)).size;
     if (f.endsWith('.idx')) for (const [k, v] of Object.entries(idxSections(join(dir, f)))) sections[k] = (sections[k] ?? 0) + v;
