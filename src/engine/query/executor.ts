@@ -13,8 +13,11 @@
  *   the required iterators (the optional union standing in as one required iterator when nothing else is
  *   required) leads; each candidate is checked against exclusions and counted, and scored only while the
  *   block maxima of the query's terms around it (block-max, as MaxScore's windows) can reach the
- *   collector's threshold — so a phrase of common words matching most documents is counted from its
- *   pair term and scores only the blocks that can still enter the top k.
+ *   collector's threshold. A leader that is one postings list (a term, or the pair term that alone
+ *   decides a two-word phrase) over a segment without deletes or exclusions is counted from its length
+ *   and walks only the windows that can still reach the top k; a lone such phrase is bounded by its own
+ *   score in the pair's blocks (Snapshot.phraseBounds), which also gives the walk a floor — so a
+ *   phrase of common words matching most documents reads a few blocks.
  *
  * Before any of it, the common-terms rule (docs/ranking.md) splits the optional terms of a query without
  * required terms or phrases: when one of them is rare and another is common in the snapshot, the common
@@ -335,15 +338,42 @@ function leaderWalk(
   // hold the candidate bounds its score; it holds up to the nearest of those blocks' ends (`windowEnd`)
   const bounded = new Map<number, OpenClause['terms'][number]>();
   for (const c of scoring) for (const t of c.terms) if (t.id >= 0 && !bounded.has(t.id)) bounded.set(t.id, t);
-  // exact block bounds are computed for a term only when the walk's candidates are many next to its postings
-  const boundTerms = [...bounded.values()].map((t) => ({
-    ...t, exact: collector ? snap.blockBounds(seg, t.term, leader.cost * LEADER_BOUNDS_RATIO >= t.cursor.docFreq) : undefined,
+  // one postings list, every document live, nothing excluded: its length is the count, and the walk
+  // only has to visit the windows whose bound can still reach the top k
+  const list = o.exclusions.length === 0 && seg.liveDocs === seg.maxDoc ? leader.list : undefined;
+  const known = list?.docFreq;
+  if (known !== undefined && !collector) return known;
+  // a lone phrase decided by its pair term is bounded by its own score in the pair's blocks; other
+  // walks by their terms' block bounds, exact ones computed only when the walk's candidates are many
+  // next to the term's postings
+  const lone = scoring.length === 1 && scoring[0]!.it === leader ? scoring[0]!.node : undefined;
+  const phrase = collector && list !== undefined && lone?.kind === 'phrase' && lone.terms.length === 2
+    ? snap.phraseBounds(seg, [lone.terms[0]!, lone.terms[1]!]) : undefined;
+  // the phrase's k-th largest block bound is reached by k of its documents: the top k's floor
+  const floor = phrase !== undefined ? kthBound([phrase], collector!.k) : -Infinity;
+  const boundTerms = phrase !== undefined ? [{ cursor: list!, weight: 0, exact: phrase }] : [...bounded.values()].map((t) => ({
+    cursor: t.cursor, weight: weights[t.id]!,
+    exact: collector ? snap.blockBounds(seg, t.term, leader.cost * LEADER_BOUNDS_RATIO >= t.cursor.docFreq) : undefined,
   }));
+  let windowStart = -1;
   let windowEnd = -1;
   let windowBound = Infinity;
+  /** The window from `at` to the nearest end of a bounded term's block holding it, and its bound. */
+  const openWindow = (at: number): void => {
+    windowStart = at;
+    windowEnd = NO_MORE_DOCS;
+    windowBound = 0;
+    for (const t of boundTerms) {
+      const end = t.cursor.shallowAdvance(at);
+      if (end === NO_MORE_DOCS) continue; // no posting at or after `at`: contributes nothing
+      windowBound += blockBound(snap.bm25, t.weight, t.cursor, t.exact);
+      if (end < windowEnd) windowEnd = end;
+    }
+  };
   let count = 0;
   let candidates = 0;
-  for (let doc = leader.nextDoc(); doc !== NO_MORE_DOCS; doc = leader.nextDoc()) {
+  for (let doc = leader.nextDoc(), skip = false; doc !== NO_MORE_DOCS; doc = skip ? leader.advance(windowStart) : leader.nextDoc()) {
+    skip = false;
     if ((++candidates & CANDIDATES_PER_CHECK - 1) === 0) checkDeadline();
     if (!seg.isLive(doc)) continue;
     let excluded = false;
@@ -351,18 +381,19 @@ function leaderWalk(
     if (excluded) continue;
     count++;
     if (!collector) continue;
-    if (collector.minCompetitive > -Infinity) {
-      if (doc > windowEnd) {
-        windowEnd = NO_MORE_DOCS;
-        windowBound = 0;
-        for (const t of boundTerms) {
-          const end = t.cursor.shallowAdvance(doc);
-          if (end === NO_MORE_DOCS) continue; // no posting at or after doc: contributes nothing
-          windowBound += blockBound(snap.bm25, weights[t.id]!, t.cursor, t.exact);
-          if (end < windowEnd) windowEnd = end;
+    const t = collector.minCompetitive > floor ? collector.minCompetitive : floor;
+    if (t > -Infinity) {
+      if (doc > windowEnd) openWindow(doc);
+      if (windowBound < t) {
+        // counted; cannot enter the top k. With the count known, neither can the rest of its window:
+        // the walk moves on to the next window whose bound can, read from the skip data alone
+        if (known !== undefined) {
+          while (windowBound < t && windowEnd !== NO_MORE_DOCS) openWindow(windowEnd + 1);
+          if (windowBound < t) break;
+          skip = true;
         }
+        continue;
       }
-      if (windowBound < collector.minCompetitive) continue; // counted; cannot enter the top k
     }
     const stamp = (stampCounter = (stampCounter + 1) | 0);
     const norm = norms![doc]!;
@@ -382,5 +413,5 @@ function leaderWalk(
     }
     collector.offer(score, seg, doc);
   }
-  return count;
+  return known ?? count;
 }

@@ -17,6 +17,11 @@ export interface DocIterator {
   advance(target: number): number;
   /** An estimate of how many documents it visits (for ordering conjunctions and choosing plans). */
   readonly cost: number;
+  /**
+   * The one postings list whose documents are exactly its matches, when it is one: a term's, or the pair
+   * term that alone decides a two-word phrase. Its length counts the matches (deleted ones included).
+   */
+  readonly list?: PostingsCursor | undefined;
 }
 
 /** Positions a clause iterator on `doc` if it can be; true when it matches `doc`. For increasing docs only. */
@@ -37,7 +42,11 @@ export const EMPTY: DocIterator = {
 /** A term's postings. */
 export class TermIterator implements DocIterator {
   readonly cost: number;
-  constructor(readonly cursor: PostingsCursor) { this.cost = cursor.docFreq; }
+  readonly list: PostingsCursor;
+  constructor(readonly cursor: PostingsCursor) {
+    this.cost = cursor.docFreq;
+    this.list = cursor;
+  }
   doc(): number { return this.cursor.doc(); }
   nextDoc(): number { return this.cursor.nextDoc(); }
   advance(target: number): number { return this.cursor.advance(target); }
@@ -56,6 +65,7 @@ export class TermIterator implements DocIterator {
  */
 export class PhraseIterator implements DocIterator {
   readonly cost: number;
+  readonly list: PostingsCursor | undefined;
   private current = -1;
   /** Term and gram cursors sorted by docFreq ascending, for the conjunction. */
   private readonly byCost: PostingsCursor[];
@@ -65,6 +75,7 @@ export class PhraseIterator implements DocIterator {
   ) {
     this.byCost = (exact ? [...grams] : [...grams, ...cursors]).sort((a, b) => a.docFreq - b.docFreq);
     this.cost = this.byCost[0]!.docFreq;
+    this.list = exact && grams.length === 1 ? grams[0] : undefined;
   }
   doc(): number { return this.current; }
   nextDoc(): number { return this.advance(this.current + 1); }

@@ -5,9 +5,9 @@
  *   df(t) = live documents containing t — exact even with deletes: for a segment with deletes its live
  *   postings are counted once and cached for the snapshot's life.
  * Also caches each segment's live-document bitset (for exact counting) when it has deletes, and the
- * bitsets and exact per-block score bounds of frequent terms.
+ * bitsets and exact per-block score bounds of frequent terms and of lone phrases decided by a pair term.
  */
-import { BLOCK_SIZE, NO_MORE_DOCS, type SegmentReader } from '../index/types.js';
+import { BLOCK_SIZE, NO_MORE_DOCS, gramTerm, type PostingsCursor, type SegmentReader } from '../index/types.js';
 import { LruCache } from '../index/lru.js';
 import { Bm25, type ScoringMode } from '../rank/bm25.js';
 
@@ -194,25 +194,58 @@ export class Snapshot {
     if (bounds || !compute) return bounds;
     const df = s.docFreq(term);
     if (df < this.blockBoundsMinPostings || df === 0) return undefined;
-    const blocks = Math.ceil(df / BLOCK_SIZE);
-    const perBlock = new Float64Array(blocks);
-    const weight = this.bm25.weight(this.df(term));
+    bounds = this.perBlockMaxima(s, s.postings(term)!, [term]);
+    this.blockBoundsCache.set(key, bounds);
+    return bounds;
+  }
+
+  /**
+   * The exact per-block score bounds of a two-word phrase that its pair term alone decides (a lone
+   * phrase query, executor.ts's leader walk): per block of the pair's postings, the largest score its
+   * words give a live document of it. Each word of a pair of common words has some short document dense
+   * in it in nearly every one of its blocks, so the words' own bounds are near their ceiling everywhere
+   * and skip nothing; the pair's blocks bounded by the phrase's score skip every block that holds no top-k
+   * candidate. Kept as `blockBounds` are, under the same threshold; undefined when not computed.
+   */
+  phraseBounds(s: SegmentReader, phrase: readonly [string, string]): BlockBounds | undefined {
+    const key = this.cacheKey(s, `"${phrase[0]} ${phrase[1]}"`);
+    let bounds = this.blockBoundsCache.get(key);
+    if (bounds) return bounds;
+    const gram = gramTerm(phrase[0], phrase[1]);
+    const df = s.docFreq(gram);
+    if (df < this.blockBoundsMinPostings || df === 0) return undefined;
+    bounds = this.perBlockMaxima(s, s.postings(gram)!, [...new Set(phrase)]);
+    this.blockBoundsCache.set(key, bounds);
+    return bounds;
+  }
+
+  /**
+   * Per block of `list`, the largest score `terms` (distinct, each in every document of the list) give a
+   * live document of it: the same float64 operations, rounding and order of addition as the scoring
+   * loops, so each bound is the largest of the very numbers they compute.
+   */
+  private perBlockMaxima(s: SegmentReader, list: PostingsCursor, terms: readonly string[]): BlockBounds {
+    const perBlock = new Float64Array(Math.ceil(list.docFreq / BLOCK_SIZE));
+    const cursors = terms.map((t) => (terms.length === 1 ? list : s.postings(t)!));
+    const weights = Float64Array.from(terms, (t) => this.bm25.weight(this.df(t)));
     const norms = this.norms(s);
     const round = this.bm25.round;
     const allLive = s.liveDocs === s.maxDoc;
-    const c = s.postings(term)!;
     let i = 0;
-    for (let d = c.nextDoc(); d !== NO_MORE_DOCS; d = c.nextDoc(), i++) {
+    for (let d = list.nextDoc(); d !== NO_MORE_DOCS; d = list.nextDoc(), i++) {
       if (!allLive && !s.isLive(d)) continue;
-      const tf = c.freq();
-      const x = (weight * tf) / (tf + norms[d]!); // rank/bm25.ts Bm25.score, with norm(dl) from the table
-      const score = round ? Math.round(x) : x;
+      let score = 0;
+      for (let t = 0; t < cursors.length; t++) {
+        const c = cursors[t]!;
+        if (c.doc() < d) c.advance(d);
+        const tf = c.freq();
+        const x = (weights[t]! * tf) / (tf + norms[d]!); // rank/bm25.ts Bm25.score, with norm(dl) from the table
+        score += round ? Math.round(x) : x;
+      }
       const b = (i / BLOCK_SIZE) | 0;
       if (score > perBlock[b]!) perBlock[b] = score;
     }
-    bounds = { perBlock, descending: perBlock.slice().sort().reverse() };
-    this.blockBoundsCache.set(key, bounds);
-    return bounds;
+    return { perBlock, descending: perBlock.slice().sort().reverse() };
   }
 
   /** The key of a segment's term in the per-term caches. */

@@ -54,3 +54,80 @@ test('block bounds and the floor they give ignore deleted documents', async () =
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+// A phrase decided by its pair term, and a single required term, are counted from their postings' length
+// when every document is live: the walk then visits only the windows whose bounds can reach the top k.
+// The best documents are scattered, so a window skipped too far would lose some; deletes turn the
+// shortcut off and the walk counts again.
+for (const start of [7, 8, 9, 10]) test(`a walk over one postings list counts from its length and skips only windows that cannot compete (seed ${start})`, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'quarry-block-bounds-'));
+  const index = await Index.open(dir);
+  try {
+    let seed = start;
+    const rand = (n: number) => { seed = (Math.imul(seed, 1103515245) + 12345) >>> 0; return (seed >>> 8) % n; };
+    const docs: StoredDocument[] = [];
+    for (let i = 0; i < 40 * BLOCK_SIZE; i++) {
+      const words: string[] = [];
+      const pairs = rand(300) === 0 ? 5 + rand(4) : rand(4) === 0 ? 0 : 1;
+      for (let p = 0; p < pairs; p++) words.push('of the');
+      if (rand(3) === 0) words.push('stone');
+      if (rand(30) === 0) words.push('basalt');
+      for (let f = rand(30); f > 0; f--) words.push(['quarry', 'granite', 'in', 'marble'][rand(4)]!);
+      docs.push({ cid: BigInt(i + 1), title: '', text: words.join(' ') || 'empty' });
+    }
+    const writer = await index.openWriter();
+    for (const d of docs) writer.upsert(d);
+    await writer.commit();
+    const queries = ['"of the"', '+basalt the quarry', '+stone granite of', 'stone'];
+    const check = (live: StoredDocument[], label: string) => {
+      const s = createSearcher([...index.snapshot().segments], (index.searcher() as Searcher).generation, { blockBoundsMinPostings: 1 });
+      for (const q of queries) {
+        const want = referenceSearch(live, q, REFERENCE_COMMON_RATIO);
+        for (const pageSize of [1, 5, 20]) {
+          const got = s.search(q, { pageSize, snippets: false });
+          assert.equal(got.total, want.total, `${label} ${q}: total`);
+          assert.deepEqual(got.hits.map((h) => [h.cid, h.score]), want.hits.slice(0, pageSize).map((h) => [h.cid, h.score]), `${label} ${q}: top ${pageSize}`);
+        }
+      }
+    };
+    check(docs, 'all live');
+    for (let i = 0; i < docs.length; i += 97) writer.delete(docs[i]!.cid);
+    await writer.commit();
+    await writer.close();
+    check(docs.filter((_, i) => i % 97 !== 0), 'with deletes');
+  } finally {
+    await index.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+// Every document has the pair once, so the pair's blocks are the documents' own; the best ones open
+// blocks that follow blocks the walk skips, where a skip one document too far would miss them.
+test('a lone phrase skipped by its blocks lands on the first document of the next block that can compete', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'quarry-block-bounds-'));
+  const index = await Index.open(dir);
+  try {
+    const best = new Set([10, 21, 33].map((b) => b * BLOCK_SIZE));
+    const docs: StoredDocument[] = [];
+    for (let i = 0; i < 40 * BLOCK_SIZE; i++) {
+      const text = best.has(i) ? 'of the of the of the quarry' : `of the ${'granite '.repeat(1 + (i % 3))}`;
+      docs.push({ cid: BigInt(i + 1), title: '', text });
+    }
+    for (let i = 0; i < 20 * BLOCK_SIZE; i++) docs.push({ cid: BigInt(1_000_000 + i), title: '', text: 'marble' });
+    const writer = await index.openWriter();
+    for (const d of docs) writer.upsert(d);
+    await writer.commit();
+    await writer.close();
+    const s = createSearcher([...index.snapshot().segments], (index.searcher() as Searcher).generation, { blockBoundsMinPostings: 1 });
+    const want = referenceSearch(docs, '"of the"', REFERENCE_COMMON_RATIO);
+    assert.deepEqual(want.hits.slice(0, 3).map((h) => Number(h.cid) - 1).sort((a, b) => a - b), [...best]);
+    for (const pageSize of [1, 2, 3, 4]) {
+      const got = s.search('"of the"', { pageSize, snippets: false });
+      assert.equal(got.total, want.total);
+      assert.deepEqual(got.hits.map((h) => [h.cid, h.score]), want.hits.slice(0, pageSize).map((h) => [h.cid, h.score]), `top ${pageSize}`);
+    }
+  } finally {
+    await index.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
