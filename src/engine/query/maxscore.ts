@@ -1,7 +1,7 @@
 /**
  * Top-k of a disjunction of terms by block-max MaxScore (Turtle & Flood's MaxScore, with Lucene's
  * per-window block bounds). The doc-id space is cut into windows that end at the nearest block boundary of
- * any term; within a window each term's bound is its block's maximum contribution: the exact one when the
+ * any optional term; within a window each term's bound is its block's maximum contribution: the exact one when the
  * snapshot keeps the term's block bounds (Snapshot.blockBounds), else the contribution of (block max tf,
  * block min length), a true upper bound of every integer contribution in the block (rank/bm25.ts). Terms
  * sorted by bound, the longest prefix whose bounds sum to less than the collector's threshold is
@@ -13,6 +13,8 @@
  *
  * Score-only terms (the common terms of executor.ts's common-terms rule) are kept non-essential whatever
  * their bounds: they never propose a candidate, only add to the score of one an optional term proposed.
+ * Their blocks, short since they are common, do not end windows; a window bounds them by the largest of
+ * the blocks it spans (`rangeBound`).
  *
  * Documents it skips are not counted here: `count.ts` counts the same disjunction exactly.
  */
@@ -69,14 +71,17 @@ export function topKDisjunction(
     return e;
   };
   const round = bm25.round;
-  const leads = new Leads(scorers, fixed, bm25);
+  const ceilings = Float64Array.from(scorers, (s) => termBound(bm25, s));
+  const leads = new Leads(scorers, fixed, ceilings);
 
   let windowStart = leads.next(-Infinity, 0);
   while (windowStart < NO_MORE_DOCS) {
     checkDeadline();
+    // the optional terms' blocks end the window; the score-only terms (common: many short blocks) are
+    // bounded by the largest of their blocks the window overlaps
     let windowEnd = NO_MORE_DOCS;
     let candidates = false;
-    for (let i = 0; i < n; i++) {
+    for (let i = fixed; i < n; i++) {
       const c = allCursors[i]!;
       const end = c.shallowAdvance(windowStart);
       if (end === NO_MORE_DOCS) {
@@ -84,10 +89,11 @@ export function topKDisjunction(
       } else {
         bounds[i] = blockBound(bm25, allWeights[i]!, c, allBounds[i]);
         if (end < windowEnd) windowEnd = end;
-        if (i >= fixed) candidates = true;
+        candidates = true;
       }
     }
     if (!candidates) return; // every optional list exhausted: nothing left can match
+    for (let i = 0; i < fixed; i++) bounds[i] = rangeBound(bm25, allWeights[i]!, allCursors[i]!, allBounds[i], windowStart, windowEnd, ceilings[i]!);
     // ascending bound, score-only scorers ahead of every optional one; insertion sort, as consecutive
     // windows mostly keep the previous order
     for (let i = fixed + 1; i < n; i++) {
@@ -167,14 +173,13 @@ export function topKDisjunction(
 class Leads {
   /** Optional scorers' indices by ascending ceiling. */
   private readonly byCeiling: number[];
-  private readonly ceilings: Float64Array;
   private readonly scoreOnlyCeiling: number;
   private threshold = -Infinity;
   /** byCeiling[from..] can lead at `threshold`. */
   private from = 0;
 
-  constructor(private readonly scorers: readonly TermScorer[], fixed: number, bm25: Bm25) {
-    this.ceilings = Float64Array.from(scorers, (s) => termBound(bm25, s));
+  /** `ceilings[i]`: `termBound` of `scorers[i]`; the first `fixed` scorers are score-only. */
+  constructor(private readonly scorers: readonly TermScorer[], fixed: number, private readonly ceilings: Float64Array) {
     let scoreOnly = 0;
     for (let i = 0; i < fixed; i++) scoreOnly += this.ceilings[i]!;
     this.scoreOnlyCeiling = scoreOnly;
@@ -199,6 +204,28 @@ class Leads {
     }
     return next;
   }
+}
+
+/** Blocks of a score-only term a window may span before its whole-list bound stands in for theirs. */
+const RANGE_BLOCKS = 64;
+
+/**
+ * The largest bound of the blocks of `cursor` that overlap [from, to] (0 when none does), or `ceiling`
+ * when they are more than RANGE_BLOCKS: a window ended by a rare term's block spans most of a common
+ * term's, and the whole-list bound is then nearly as tight.
+ */
+function rangeBound(bm25: Bm25, weight: number, cursor: PostingsCursor, exact: BlockBounds | undefined, from: number, to: number, ceiling: number): number {
+  let end = cursor.shallowAdvance(from);
+  if (end === NO_MORE_DOCS) return 0;
+  let bound = blockBound(bm25, weight, cursor, exact);
+  for (let blocks = 1; end < to; blocks++) {
+    if (blocks === RANGE_BLOCKS) return ceiling;
+    end = cursor.shallowAdvance(end + 1);
+    if (end === NO_MORE_DOCS) break;
+    const b = blockBound(bm25, weight, cursor, exact);
+    if (b > bound) bound = b;
+  }
+  return bound;
 }
 
 /** A term's largest contribution anywhere in the segment: its exact block bounds' maximum when kept, else that of (largest tf, shortest document). */

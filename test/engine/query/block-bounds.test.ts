@@ -131,3 +131,40 @@ test('a lone phrase skipped by its blocks lands on the first document of the nex
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+// A rare word beside a common one: the common word only scores (docs/ranking.md), its many short blocks
+// do not end MaxScore's windows, and its bound in a window is the largest of the blocks the window
+// spans. The best documents hold the common word often, deep inside windows the rare word's blocks make.
+test('a score-only term is bounded in a window by every one of its blocks the window spans', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'quarry-block-bounds-'));
+  const index = await Index.open(dir);
+  try {
+    // each better than the one before, so the threshold is high when the later ones come; all but the
+    // first lie past the first block of the common word in their window
+    const best = new Map([[5, 8], [1_015, 7], [2_347, 6], [4_444, 5]]);
+    const docs: StoredDocument[] = [];
+    for (let i = 0; i < 40 * BLOCK_SIZE; i++) {
+      const rare = i % 10 === 0 || best.has(i) ? 'basalt ' : '';
+      const common = i % 5 < 2 ? 'the ' : ''; // in 40% of the documents: common, and still worth scoring
+      const text = best.has(i) ? `${rare}${'the '.repeat(best.get(i)!)}` : `${rare}${common}${'granite '.repeat(6 + (i % 4))}`;
+      docs.push({ cid: BigInt(i + 1), title: '', text });
+    }
+    const writer = await index.openWriter();
+    for (const d of docs) writer.upsert(d);
+    await writer.commit();
+    await writer.close();
+    for (const blockBoundsMinPostings of [1, 1_000_000]) {
+      const s = createSearcher([...index.snapshot().segments], (index.searcher() as Searcher).generation, { plan: 'maxscore', blockBoundsMinPostings });
+      const want = referenceSearch(docs, 'basalt the', REFERENCE_COMMON_RATIO);
+      assert.deepEqual(want.hits.slice(0, 4).map((h) => Number(h.cid) - 1), [...best.keys()].reverse());
+      for (const pageSize of [1, 2, 4, 10]) {
+        const got = s.search('basalt the', { pageSize, snippets: false });
+        assert.equal(got.total, want.total);
+        assert.deepEqual(got.hits.map((h) => [h.cid, h.score]), want.hits.slice(0, pageSize).map((h) => [h.cid, h.score]), `top ${pageSize}, bounds from ${blockBoundsMinPostings} postings`);
+      }
+    }
+  } finally {
+    await index.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
