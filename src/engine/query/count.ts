@@ -4,9 +4,10 @@
  * minus the exclusions, then a population count. Each posting is touched once in a tight loop; no heap, no
  * scores. This is what lets MaxScore skip documents for the top k while `total` stays exact. A member of
  * the union may come as a ready bitset (a common term's, cached by the snapshot): it is ORed word by word.
+ * A sparse union is walked instead (`SPARSE_RATIO`).
  */
 import { NO_MORE_DOCS, type SegmentReader } from '../index/types.js';
-import type { DocIterator } from './iterators.js';
+import { matchesAt, UnionIterator, type DocIterator } from './iterators.js';
 
 function fill(bits: Uint32Array, it: DocIterator): void {
   for (let d = it.nextDoc(); d !== NO_MORE_DOCS; d = it.nextDoc()) bits[d >>> 5]! |= 1 << (d & 31);
@@ -19,11 +20,21 @@ function popcount(x: number): number {
   return Math.imul(x, 0x01010101) >>> 24;
 }
 
+/**
+ * A union with no ready bitset whose postings number less than 1/SPARSE_RATIO of the segment's bitset
+ * words is counted by walking it: a bitset costs a pass over all its words whatever the postings, which
+ * was most of a rare word's query (~50 µs on 292k documents against ~10 µs for the rest).
+ */
+export const SPARSE_RATIO = 4;
+
 /** Live documents of `seg` matching any of `union`, every one of `filters` and none of `exclusions`. Consumes the iterators. */
 export function countDisjunction(
   seg: SegmentReader, union: (DocIterator | Uint32Array)[], filters: DocIterator[], exclusions: DocIterator[], live: Uint32Array | undefined,
 ): number {
   const words = (seg.maxDoc + 31) >>> 5;
+  let postings = 0;
+  for (const u of union) postings += u instanceof Uint32Array ? Infinity : u.cost;
+  if (postings * SPARSE_RATIO < words) return countByWalking(union as DocIterator[], filters, exclusions, live);
   const bits = new Uint32Array(words);
   for (const u of union) {
     if (u instanceof Uint32Array) for (let i = 0; i < words; i++) bits[i]! |= u[i]!;
@@ -43,5 +54,20 @@ export function countDisjunction(
   let n = 0;
   if (live) for (let i = 0; i < words; i++) n += popcount(bits[i]! & live[i]!);
   else for (let i = 0; i < words; i++) n += popcount(bits[i]!);
+  return n;
+}
+
+/** `countDisjunction` of a sparse union, one document at a time; one bare postings list is its length. */
+function countByWalking(union: DocIterator[], filters: DocIterator[], exclusions: DocIterator[], live: Uint32Array | undefined): number {
+  if (union.length === 0) return 0;
+  const it: DocIterator = union.length === 1 ? union[0]! : new UnionIterator(union);
+  if (filters.length === 0 && exclusions.length === 0 && live === undefined && it.list !== undefined) return it.list.docFreq;
+  let n = 0;
+  next: for (let d = it.nextDoc(); d !== NO_MORE_DOCS; d = it.nextDoc()) {
+    if (live !== undefined && (live[d >>> 5]! & (1 << (d & 31))) === 0) continue;
+    for (const f of filters) if (!matchesAt(f, d)) continue next;
+    for (const e of exclusions) if (matchesAt(e, d)) continue next;
+    n++;
+  }
   return n;
 }
