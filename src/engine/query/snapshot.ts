@@ -7,7 +7,7 @@
  * Also caches each segment's live-document bitset (for exact counting) when it has deletes, and the
  * bitsets and exact per-block score bounds of frequent terms and of lone phrases decided by a pair term.
  */
-import { BLOCK_SIZE, NO_MORE_DOCS, gramTerm, type PostingsCursor, type SegmentReader } from '../index/types.js';
+import { BLOCK_SIZE, NO_MORE_DOCS, gramTerm, type SegmentReader } from '../index/types.js';
 import { LruCache } from '../index/lru.js';
 import { Bm25, type ScoringMode } from '../rank/bm25.js';
 
@@ -194,7 +194,7 @@ export class Snapshot {
     if (bounds || !compute) return bounds;
     const df = s.docFreq(term);
     if (df < this.blockBoundsMinPostings || df === 0) return undefined;
-    bounds = this.perBlockMaxima(s, s.postings(term)!, [term]);
+    bounds = this.perBlockMaxima(s, term, [term]);
     this.blockBoundsCache.set(key, bounds);
     return bounds;
   }
@@ -214,19 +214,20 @@ export class Snapshot {
     const gram = gramTerm(phrase[0], phrase[1]);
     const df = s.docFreq(gram);
     if (df < this.blockBoundsMinPostings || df === 0) return undefined;
-    bounds = this.perBlockMaxima(s, s.postings(gram)!, [...new Set(phrase)]);
+    bounds = this.perBlockMaxima(s, gram, [...new Set(phrase)]);
     this.blockBoundsCache.set(key, bounds);
     return bounds;
   }
 
   /**
-   * Per block of `list`, the largest score `terms` (distinct, each in every document of the list) give a
-   * live document of it: the same float64 operations, rounding and order of addition as the scoring
-   * loops, so each bound is the largest of the very numbers they compute.
+   * Per block of the postings of `listTerm`, the largest score `terms` (distinct, each in every document
+   * of the list) give a live document of it: the same float64 operations, rounding and order of addition
+   * as the scoring loops, so each bound is the largest of the very numbers they compute.
    */
-  private perBlockMaxima(s: SegmentReader, list: PostingsCursor, terms: readonly string[]): BlockBounds {
+  private perBlockMaxima(s: SegmentReader, listTerm: string, terms: readonly string[]): BlockBounds {
+    const list = s.postings(listTerm)!;
     const perBlock = new Float64Array(Math.ceil(list.docFreq / BLOCK_SIZE));
-    const cursors = terms.map((t) => (terms.length === 1 ? list : s.postings(t)!));
+    const cursors = terms.map((t) => (t === listTerm ? list : s.postings(t)!));
     const weights = Float64Array.from(terms, (t) => this.bm25.weight(this.df(t)));
     const norms = this.norms(s);
     const round = this.bm25.round;

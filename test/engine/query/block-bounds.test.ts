@@ -72,13 +72,14 @@ for (const start of [7, 8, 9, 10]) test(`a walk over one postings list counts fr
       for (let p = 0; p < pairs; p++) words.push('of the');
       if (rand(3) === 0) words.push('stone');
       if (rand(30) === 0) words.push('basalt');
+      if (rand(5) === 0) words.push(rand(3) === 0 ? 'the the the' : 'the the');
       for (let f = rand(30); f > 0; f--) words.push(['quarry', 'granite', 'in', 'marble'][rand(4)]!);
       docs.push({ cid: BigInt(i + 1), title: '', text: words.join(' ') || 'empty' });
     }
     const writer = await index.openWriter();
     for (const d of docs) writer.upsert(d);
     await writer.commit();
-    const queries = ['"of the"', '+basalt the quarry', '+stone granite of', 'stone'];
+    const queries = ['"of the"', '"the the"', '+basalt the quarry', '+stone granite of', 'stone'];
     const check = (live: StoredDocument[], label: string) => {
       const s = createSearcher([...index.snapshot().segments], (index.searcher() as Searcher).generation, { blockBoundsMinPostings: 1 });
       for (const q of queries) {
