@@ -1,9 +1,9 @@
 /**
  * Top-k of a disjunction of terms by block-max MaxScore (Turtle & Flood's MaxScore, with Lucene's
  * per-window block bounds). The doc-id space is cut into windows that end at the nearest block boundary of
- * any optional term; within a window each term's bound is its block's maximum contribution: the exact one when the
- * snapshot keeps the term's block bounds (Snapshot.blockBounds), else the contribution of (block max tf,
- * block min length), a true upper bound of every integer contribution in the block (rank/bm25.ts). Terms
+ * any optional term; within a window each term's bound is its block's maximum contribution: the exact one
+ * when the snapshot keeps the term's block bounds (Snapshot.blockBounds), else the contribution of (block
+ * max tf, block min length), a true upper bound of every integer contribution in the block (rank/bm25.ts). Terms
  * sorted by bound, the longest prefix whose bounds sum to less than the collector's threshold is
  * *non-essential*: a document matching only those cannot enter the top k, so candidates come
  * from the essential terms alone, and non-essential terms are only advanced to a candidate, highest bound
