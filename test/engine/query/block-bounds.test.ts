@@ -1,8 +1,10 @@
 /**
- * Exact per-block score bounds (Snapshot.blockBounds) on a real on-disk index: the floor they give a
- * search (the k-th largest bound, which k live documents attain) must come from live documents only. Here
- * the documents that score best for a word are deleted; a floor taken from them would skip the blocks
- * that hold the best live documents.
+ * Exact per-block score bounds (Snapshot.blockBounds, phraseBounds) on a real on-disk index, and the
+ * skipping they allow: the floor they give a search (the k-th largest bound, which k live documents
+ * attain) must come from live documents only; a walk over one postings list, counted from its length,
+ * must skip only windows that cannot compete; a score-only term must be bounded by every block a
+ * MaxScore window spans. Each case places its best documents where a bound or a skip that is off by a
+ * little would lose them.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,9 +12,40 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BLOCK_SIZE } from '../../../src/engine/index/types.js';
-import { Index, createSearcher, type Searcher } from '../../../src/engine/index.js';
+import { Index, createSearcher, type IndexWriter, type Searcher, type SearcherOptions } from '../../../src/engine/index.js';
 import type { StoredDocument } from '../../../src/engine/index/types.js';
 import { REFERENCE_COMMON_RATIO, referenceSearch } from './reference.js';
+
+/** An on-disk index in a temporary directory holding `docs` in one commit; `use` gets it and its writer. */
+async function withIndex(docs: StoredDocument[], use: (index: Index, writer: IndexWriter) => Promise<void>): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'quarry-block-bounds-'));
+  const index = await Index.open(dir);
+  try {
+    const writer = await index.openWriter();
+    for (const d of docs) writer.upsert(d);
+    await writer.commit();
+    await use(index, writer);
+    await writer.close();
+  } finally {
+    await index.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** A searcher over the index's current commit. */
+function searcherOf(index: Index, options: SearcherOptions): Searcher {
+  return createSearcher([...index.snapshot().segments], (index.searcher() as Searcher).generation, options);
+}
+
+/** `q` answers with the reference's total and top hits at every page size. */
+function assertLikeReference(s: Searcher, live: StoredDocument[], q: string, pageSizes: number[], label = q): void {
+  const want = referenceSearch(live, q, REFERENCE_COMMON_RATIO);
+  for (const pageSize of pageSizes) {
+    const got = s.search(q, { pageSize, snippets: false });
+    assert.equal(got.total, want.total, `${label}: total`);
+    assert.deepEqual(got.hits.map((h) => [h.cid, h.score]), want.hits.slice(0, pageSize).map((h) => [h.cid, h.score]), `${label}: top ${pageSize}`);
+  }
+}
 
 test('block bounds and the floor they give ignore deleted documents', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'quarry-block-bounds-'));
@@ -60,112 +93,69 @@ test('block bounds and the floor they give ignore deleted documents', async () =
 // The best documents are scattered, so a window skipped too far would lose some; deletes turn the
 // shortcut off and the walk counts again.
 for (const start of [7, 8, 9, 10]) test(`a walk over one postings list counts from its length and skips only windows that cannot compete (seed ${start})`, async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'quarry-block-bounds-'));
-  const index = await Index.open(dir);
-  try {
-    let seed = start;
-    const rand = (n: number) => { seed = (Math.imul(seed, 1103515245) + 12345) >>> 0; return (seed >>> 8) % n; };
-    const docs: StoredDocument[] = [];
-    for (let i = 0; i < 40 * BLOCK_SIZE; i++) {
-      const words: string[] = [];
-      const pairs = rand(300) === 0 ? 5 + rand(4) : rand(4) === 0 ? 0 : 1;
-      for (let p = 0; p < pairs; p++) words.push('of the');
-      if (rand(3) === 0) words.push('stone');
-      if (rand(30) === 0) words.push('basalt');
-      if (rand(5) === 0) words.push(rand(3) === 0 ? 'the the the' : 'the the');
-      for (let f = rand(30); f > 0; f--) words.push(['quarry', 'granite', 'in', 'marble'][rand(4)]!);
-      docs.push({ cid: BigInt(i + 1), title: '', text: words.join(' ') || 'empty' });
-    }
-    const writer = await index.openWriter();
-    for (const d of docs) writer.upsert(d);
-    await writer.commit();
-    const queries = ['"of the"', '"the the"', '+basalt the quarry', '+stone granite of', 'stone'];
+  let seed = start;
+  const rand = (n: number) => { seed = (Math.imul(seed, 1103515245) + 12345) >>> 0; return (seed >>> 8) % n; };
+  const docs: StoredDocument[] = [];
+  for (let i = 0; i < 40 * BLOCK_SIZE; i++) {
+    const words: string[] = [];
+    const pairs = rand(300) === 0 ? 5 + rand(4) : rand(4) === 0 ? 0 : 1;
+    for (let p = 0; p < pairs; p++) words.push('of the');
+    if (rand(3) === 0) words.push('stone');
+    if (rand(30) === 0) words.push('basalt');
+    if (rand(5) === 0) words.push(rand(3) === 0 ? 'the the the' : 'the the');
+    for (let f = rand(30); f > 0; f--) words.push(['quarry', 'granite', 'in', 'marble'][rand(4)]!);
+    docs.push({ cid: BigInt(i + 1), title: '', text: words.join(' ') || 'empty' });
+  }
+  const queries = ['"of the"', '"the the"', '+basalt the quarry', '+stone granite of', 'stone'];
+  await withIndex(docs, async (index, writer) => {
     const check = (live: StoredDocument[], label: string) => {
-      const s = createSearcher([...index.snapshot().segments], (index.searcher() as Searcher).generation, { blockBoundsMinPostings: 1 });
-      for (const q of queries) {
-        const want = referenceSearch(live, q, REFERENCE_COMMON_RATIO);
-        for (const pageSize of [1, 5, 20]) {
-          const got = s.search(q, { pageSize, snippets: false });
-          assert.equal(got.total, want.total, `${label} ${q}: total`);
-          assert.deepEqual(got.hits.map((h) => [h.cid, h.score]), want.hits.slice(0, pageSize).map((h) => [h.cid, h.score]), `${label} ${q}: top ${pageSize}`);
-        }
-      }
+      const s = searcherOf(index, { blockBoundsMinPostings: 1 });
+      for (const q of queries) assertLikeReference(s, live, q, [1, 5, 20], `${label} ${q}`);
     };
     check(docs, 'all live');
     for (let i = 0; i < docs.length; i += 97) writer.delete(docs[i]!.cid);
     await writer.commit();
-    await writer.close();
     check(docs.filter((_, i) => i % 97 !== 0), 'with deletes');
-  } finally {
-    await index.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 });
 
 // Every document has the pair once, so the pair's blocks are the documents' own; the best ones open
 // blocks that follow blocks the walk skips, where a skip one document too far would miss them.
 test('a lone phrase skipped by its blocks lands on the first document of the next block that can compete', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'quarry-block-bounds-'));
-  const index = await Index.open(dir);
-  try {
-    const best = new Set([10, 21, 33].map((b) => b * BLOCK_SIZE));
-    const docs: StoredDocument[] = [];
-    for (let i = 0; i < 40 * BLOCK_SIZE; i++) {
-      const text = best.has(i) ? 'of the of the of the quarry' : `of the ${'granite '.repeat(1 + (i % 3))}`;
-      docs.push({ cid: BigInt(i + 1), title: '', text });
-    }
-    for (let i = 0; i < 20 * BLOCK_SIZE; i++) docs.push({ cid: BigInt(1_000_000 + i), title: '', text: 'marble' });
-    const writer = await index.openWriter();
-    for (const d of docs) writer.upsert(d);
-    await writer.commit();
-    await writer.close();
-    const s = createSearcher([...index.snapshot().segments], (index.searcher() as Searcher).generation, { blockBoundsMinPostings: 1 });
+  const best = new Set([10, 21, 33].map((b) => b * BLOCK_SIZE));
+  const docs: StoredDocument[] = [];
+  for (let i = 0; i < 40 * BLOCK_SIZE; i++) {
+    const text = best.has(i) ? 'of the of the of the quarry' : `of the ${'granite '.repeat(1 + (i % 3))}`;
+    docs.push({ cid: BigInt(i + 1), title: '', text });
+  }
+  for (let i = 0; i < 20 * BLOCK_SIZE; i++) docs.push({ cid: BigInt(1_000_000 + i), title: '', text: 'marble' });
+  await withIndex(docs, async (index) => {
     const want = referenceSearch(docs, '"of the"', REFERENCE_COMMON_RATIO);
     assert.deepEqual(want.hits.slice(0, 3).map((h) => Number(h.cid) - 1).sort((a, b) => a - b), [...best]);
-    for (const pageSize of [1, 2, 3, 4]) {
-      const got = s.search('"of the"', { pageSize, snippets: false });
-      assert.equal(got.total, want.total);
-      assert.deepEqual(got.hits.map((h) => [h.cid, h.score]), want.hits.slice(0, pageSize).map((h) => [h.cid, h.score]), `top ${pageSize}`);
-    }
-  } finally {
-    await index.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
+    assertLikeReference(searcherOf(index, { blockBoundsMinPostings: 1 }), docs, '"of the"', [1, 2, 3, 4]);
+  });
 });
 
 // A rare word beside a common one: the common word only scores (docs/ranking.md), its many short blocks
 // do not end MaxScore's windows, and its bound in a window is the largest of the blocks the window
 // spans. The best documents hold the common word often, deep inside windows the rare word's blocks make.
 test('a score-only term is bounded in a window by every one of its blocks the window spans', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'quarry-block-bounds-'));
-  const index = await Index.open(dir);
-  try {
-    // each better than the one before, so the threshold is high when the later ones come; all but the
-    // first lie past the first block of the common word in their window
-    const best = new Map([[5, 8], [1_015, 7], [2_347, 6], [4_444, 5]]);
-    const docs: StoredDocument[] = [];
-    for (let i = 0; i < 40 * BLOCK_SIZE; i++) {
-      const rare = i % 10 === 0 || best.has(i) ? 'basalt ' : '';
-      const common = i % 5 < 2 ? 'the ' : ''; // in 40% of the documents: common, and still worth scoring
-      const text = best.has(i) ? `${rare}${'the '.repeat(best.get(i)!)}` : `${rare}${common}${'granite '.repeat(6 + (i % 4))}`;
-      docs.push({ cid: BigInt(i + 1), title: '', text });
-    }
-    const writer = await index.openWriter();
-    for (const d of docs) writer.upsert(d);
-    await writer.commit();
-    await writer.close();
-    for (const blockBoundsMinPostings of [1, 1_000_000]) {
-      const s = createSearcher([...index.snapshot().segments], (index.searcher() as Searcher).generation, { plan: 'maxscore', blockBoundsMinPostings });
-      const want = referenceSearch(docs, 'basalt the', REFERENCE_COMMON_RATIO);
-      assert.deepEqual(want.hits.slice(0, 4).map((h) => Number(h.cid) - 1), [...best.keys()].reverse());
-      for (const pageSize of [1, 2, 4, 10]) {
-        const got = s.search('basalt the', { pageSize, snippets: false });
-        assert.equal(got.total, want.total);
-        assert.deepEqual(got.hits.map((h) => [h.cid, h.score]), want.hits.slice(0, pageSize).map((h) => [h.cid, h.score]), `top ${pageSize}, bounds from ${blockBoundsMinPostings} postings`);
-      }
-    }
-  } finally {
-    await index.close();
-    rmSync(dir, { recursive: true, force: true });
+  // each better than the one before, so the threshold is high when the later ones come; all but the
+  // first lie past the first block of the common word in their window
+  const best = new Map([[5, 8], [1_015, 7], [2_347, 6], [4_444, 5]]);
+  const docs: StoredDocument[] = [];
+  for (let i = 0; i < 40 * BLOCK_SIZE; i++) {
+    const rare = i % 10 === 0 || best.has(i) ? 'basalt ' : '';
+    const common = i % 5 < 2 ? 'the ' : ''; // in 40% of the documents: common, and still worth scoring
+    const text = best.has(i) ? `${rare}${'the '.repeat(best.get(i)!)}` : `${rare}${common}${'granite '.repeat(6 + (i % 4))}`;
+    docs.push({ cid: BigInt(i + 1), title: '', text });
   }
+  await withIndex(docs, async (index) => {
+    const want = referenceSearch(docs, 'basalt the', REFERENCE_COMMON_RATIO);
+    assert.deepEqual(want.hits.slice(0, 4).map((h) => Number(h.cid) - 1), [...best.keys()].reverse());
+    for (const blockBoundsMinPostings of [1, 1_000_000]) {
+      const s = searcherOf(index, { plan: 'maxscore', blockBoundsMinPostings });
+      assertLikeReference(s, docs, 'basalt the', [1, 2, 4, 10], `bounds from ${blockBoundsMinPostings} postings`);
+    }
+  });
 });
