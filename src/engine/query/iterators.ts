@@ -42,14 +42,10 @@ export const EMPTY: DocIterator = {
 /** A term's postings. */
 export class TermIterator implements DocIterator {
   readonly cost: number;
-  readonly list: PostingsCursor;
-  constructor(readonly cursor: PostingsCursor) {
-    this.cost = cursor.docFreq;
-    this.list = cursor;
-  }
-  doc(): number { return this.cursor.doc(); }
-  nextDoc(): number { return this.cursor.nextDoc(); }
-  advance(target: number): number { return this.cursor.advance(target); }
+  constructor(readonly list: PostingsCursor) { this.cost = list.docFreq; }
+  doc(): number { return this.list.doc(); }
+  nextDoc(): number { return this.list.nextDoc(); }
+  advance(target: number): number { return this.list.advance(target); }
 }
 
 /**
