@@ -86,12 +86,18 @@ export class IntBuffer {
   a = new Int32Array(1024);
   length = 0;
   push(v: number): void {
-    if (this.length === this.a.length) {
-      const next = new Int32Array(this.a.length * 2);
-      next.set(this.a);
-      this.a = next;
-    }
+    if (this.length === this.a.length) this.reserve(1);
     this.a[this.length++] = v;
+  }
+
+  /** Makes room for `n` more values after `length` (`a` may be replaced). */
+  reserve(n: number): void {
+    if (this.length + n <= this.a.length) return;
+    let size = this.a.length * 2;
+    while (size < this.length + n) size *= 2;
+    const next = new Int32Array(size);
+    next.set(this.a.subarray(0, this.length));
+    this.a = next;
   }
 
   /** The values pushed (shares memory until the buffer grows again). */

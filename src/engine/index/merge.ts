@@ -111,8 +111,7 @@ export function* mergeSegments(sources: readonly MergeSource[], store: StoreOpti
           if (nd < 0) continue;
           docs.push(nd);
           freqs.push(c.freq());
-          const pos = c.positions();
-          for (let j = 0; j < pos.length; j++) positions.push(pos[j]!);
+          c.appendPositions(positions);
         }
       }
       if (docs.length > 0) yield { term, docs: docs.view(), freqs: freqs.view(), positions: positions.view() };

@@ -2,6 +2,7 @@
  * Reads the postings format (postings-format.ts has the layout): a term's skip table, decoded once per
  * segment and term, and a cursor that decodes one block at a time, freqs and positions only when asked.
  */
+import type { IntBuffer } from './bytes.js';
 import { RICE_ESCAPE, riceParameter } from './postings-format.js';
 import { BLOCK_SIZE, NO_MORE_DOCS, type PostingsCursor } from './types.js';
 
@@ -146,6 +147,8 @@ export class BlockPostingsCursor implements PostingsCursor {
   private posBit = 0;
   private posIdx = 0;
   private lastPositions: Int32Array | null = null;
+  /** Bit where the positions of doc index posIdx − 1 start (the last doc decoded). */
+  private keptBit = 0;
 
   constructor(
     private readonly data: Uint8Array,
@@ -297,34 +300,60 @@ export class BlockPostingsCursor implements PostingsCursor {
   }
 
   positions(): Int32Array {
-    const posData = this.posData;
-    if (posData === null || this.i < 0 || this.cur === NO_MORE_DOCS) return EMPTY_POSITIONS;
+    if (this.posData === null || this.i < 0 || this.cur === NO_MORE_DOCS) return EMPTY_POSITIONS;
     if (this.posIdx === this.i + 1 && this.lastPositions !== null) return this.lastPositions;
-    const b = posData;
+    const out = new Int32Array(this.freq());
+    this.decodePositions(out, 0);
+    this.lastPositions = out;
+    return out;
+  }
+
+  /**
+   * Appends the current doc's positions, as `positions()` returns them, to `out` without allocating an
+   * array per document: a merge copies every position of a segment.
+   */
+  appendPositions(out: IntBuffer): void {
+    if (this.posData === null || this.i < 0 || this.cur === NO_MORE_DOCS) return;
+    const f = this.freq();
+    out.reserve(f);
+    this.decodePositions(out.a, out.length);
+    out.length += f;
+    this.lastPositions = null;
+  }
+
+  /**
+   * Decodes the positions of the docs up to the current one, whose positions go to `out` from `at`
+   * (decoded again when they were already: the bit stream is read forward only).
+   */
+  private decodePositions(out: Int32Array, at: number): void {
+    if (this.posIdx === this.i + 1) {
+      this.posBit = this.keptBit;
+      this.posIdx = this.i;
+    }
+    const b = this.posData!;
     let bp = this.posBit;
     if (this.freqBitPos >= 0) this.loadFreqs();
     const freqs = this.freqs;
     const docs = this.docs;
     const lengths = this.lengths!;
-    let out = EMPTY_POSITIONS;
     // decode (and drop) the positions of the docs between the last decoded one and the current one
     for (let j = this.posIdx; j <= this.i; j++) {
       const f = freqs[j]!;
       const k = riceParameter(lengths[docs[j]!]!, f);
       const keep = j === this.i;
-      if (keep) out = new Int32Array(f);
+      if (keep) this.keptBit = bp;
       let last = -1;
       for (let n = 0; n < f; n++) {
         // peek 32 bits at bp (bytes past the end read as 0)
-        let at = bp >>> 3;
-        let w = ((b[at]! << 24) | (b[at + 1]! << 16) | (b[at + 2]! << 8) | b[at + 3]!) << (bp & 7);
+        let at8 = bp >>> 3;
+        let w = ((b[at8]! << 24) | (b[at8 + 1]! << 16) | (b[at8 + 2]! << 8) | b[at8 + 3]!) << (bp & 7);
         const q = Math.clz32(~w);
         let v: number;
         if (q < RICE_ESCAPE) {
           bp += q + 1;
           if (k > 0) {
-            at = bp >>> 3;
-            w = ((b[at]! << 24) | (b[at + 1]! << 16) | (b[at + 2]! << 8) | b[at + 3]!) << (bp & 7);
+            at8 = bp >>> 3;
+            w = ((b[at8]! << 24) | (b[at8 + 1]! << 16) | (b[at8 + 2]! << 8) | b[at8 + 3]!) << (bp & 7);
             v = (q << k) | (w >>> (32 - k));
             bp += k;
           } else v = q;
@@ -338,13 +367,11 @@ export class BlockPostingsCursor implements PostingsCursor {
           bp += bits;
         }
         last += v + 1;
-        if (keep) out[n] = last;
+        if (keep) out[at + n] = last;
       }
     }
     this.posBit = bp;
     this.posIdx = this.i + 1;
-    this.lastPositions = out;
-    return out;
   }
 
   shallowAdvance(target: number): number {

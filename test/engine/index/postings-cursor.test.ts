@@ -1,13 +1,16 @@
 /**
  * The postings cursor contract of types.ts over multi-block lists: `nextDoc`/`advance` land where a
  * plain sorted array says, `shallowAdvance` reports the block's last doc without moving the cursor, and
- * block/term impact summaries bound every doc's freq and length. Checked with random operation
+ * block/term impact summaries bound every doc's freq and length, positions read alone or appended to a
+ * buffer (as a merge copies them) are the document's. Checked with random operation
  * sequences against the array the segment was built from.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { BLOCK_SIZE, Index, NO_MORE_DOCS, type SegmentReader } from '../../../src/engine/index/index.js';
+import { IntBuffer } from '../../../src/engine/index/bytes.js';
+import { BlockPostingsCursor } from '../../../src/engine/index/postings-reader.js';
 import { tempDir } from './fixtures.js';
 
 interface Expect { docs: number[]; freqs: number[]; positions: number[][] }
@@ -51,6 +54,7 @@ test('cursor operations agree with a sorted-array reference across blocks', asyn
       fc.integer({ min: 1, max: 400 }).map((n) => ({ op: 'advance' as const, n })),
       fc.integer({ min: 0, max: 600 }).map((n) => ({ op: 'shallow' as const, n })),
       fc.constant({ op: 'positions' as const, n: 0 }),
+      fc.integer({ min: 0, max: 2000 }).map((n) => ({ op: 'append' as const, n })),
     ),
     { maxLength: 80 },
   );
@@ -90,6 +94,15 @@ test('cursor operations agree with a sorted-array reference across blocks', asyn
             assert.equal(c.blockMaxFreq(), Math.max(...e.freqs.slice(from, to)));
             assert.equal(c.blockMinLength(), Math.min(...e.docs.slice(from, to).map((d) => seg.length(d))));
           }
+        } else if (op === 'append') {
+          if (cur === -1 || cur === NO_MORE_DOCS) continue;
+          // after n values already held, as a merge's buffer does; positions() still answers after it
+          const out = new IntBuffer();
+          for (let k = 0; k < n; k++) out.push(-k - 1);
+          (c as BlockPostingsCursor).appendPositions(out);
+          assert.deepEqual([...out.view().subarray(n)], e.positions[i]);
+          assert.deepEqual([...out.view().subarray(0, n)], Array.from({ length: n }, (_, k) => -k - 1));
+          assert.deepEqual([...c.positions()], e.positions[i], 'positions() after appendPositions on one doc');
         } else if (cur !== -1 && cur !== NO_MORE_DOCS) {
           assert.equal(c.freq(), e.freqs[i]);
           assert.deepEqual([...c.positions()], e.positions[i]);
