@@ -14,6 +14,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
   doc: { summary: 'print one document by cid', load: () => import('./doc.js') },
   suggest: { summary: 'complete a word from a corpus', load: () => import('./suggest.js') },
   stats: { summary: 'show the size of each corpus', load: () => import('./stats.js') },
+  merge: { summary: 'merge a corpus into one segment (or a few) after a bulk load', load: () => import('./merge.js') },
   check: { summary: 'verify an index directory (checksums and invariants)', load: () => import('./check-index.js') },
   user: { summary: 'add, list or disable accounts (local, on the data directory)', load: async () => (await import('./auth.js')).user },
   invite: { summary: 'create an invite code for a new account', load: async () => (await import('./auth.js')).invite },

@@ -1,5 +1,6 @@
 // `quarry import` as a real process: JSONL and WARC into a corpus, acknowledged commits on stdout,
-// idempotent re-import, and kill -9 mid-import losing nothing a printed commit had acknowledged.
+// idempotent re-import, and kill -9 mid-import losing nothing a printed commit had acknowledged; then
+// `quarry merge` of what was imported.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -196,4 +197,42 @@ test('Ctrl-C (SIGINT) stops reading, commits what was read and exits 130', withD
   } else {
     assert.equal(code, 0, 'the import had already finished');
   }
+}));
+
+test('quarry merge: a bulk import merged into one segment, deletes dropped, answers unchanged; a held writer is a conflict', withDir(async (dir) => {
+  const data = join(dir, 'data');
+  const file = join(dir, 'rocks.jsonl');
+  writeFileSync(file, Array.from({ length: 60 }, (_, i) => beirLine(i)).join('\n') + '\n');
+  assert.equal(quarry(['import', '--data', data, '--commit-every', '10', '--json', file]).code, 0);
+  // re-importing ten of the documents replaces them: their old copies become deletes in older segments
+  writeFileSync(file, Array.from({ length: 10 }, (_, i) => beirLine(i * 3)).join('\n') + '\n');
+  assert.equal(quarry(['import', '--data', data, '--json', file]).code, 0);
+  const stats = () => quarry(['stats', '--data', data, '--corpus', 'web', '--json']).lines[0].corpora.web;
+  const before = stats();
+  assert.equal(before.docs, 60);
+  assert.ok(before.segments > 1, `${before.segments} segments before the merge`);
+  const search = () => quarry(['search', '--data', data, '--corpus', 'web', '--json', 'basalt granite']).lines[0];
+  const answers = search();
+  assert.ok(answers.total > 0);
+
+  const merged = quarry(['merge', '--data', data, '--corpus', 'web', '--json']);
+  assert.equal(merged.code, 0, merged.stderr);
+  assert.deepEqual([merged.lines[0].before, merged.lines[0].segments, merged.lines[0].docs], [before.segments, 1, 60]);
+  assert.deepEqual([stats().segments, stats().docs], [1, 60]);
+  const index = await Index.open(join(data, 'index', 'web'));
+  assert.equal(index.snapshot().segments[0]!.maxDoc, 60, 'no deleted slot is left');
+  assert.deepEqual(search(), answers);
+
+  // a writer held elsewhere (an import, a server indexing): exit 1, nothing changed
+  const writer = await index.openWriter();
+  try {
+    const conflict = quarry(['merge', '--data', data, '--corpus', 'web']);
+    assert.equal(conflict.code, 1);
+    assert.match(conflict.stderr, /^quarry merge: The index at .* is being written by process \d+/m);
+  } finally {
+    await writer.close();
+    await index.close();
+  }
+  assert.equal(quarry(['merge', '--data', data, '--corpus', 'web', '--segments', '0']).code, 2);
+  assert.equal(quarry(['merge', '--data', join(dir, 'empty'), '--corpus', 'web']).code, 1);
 }));
