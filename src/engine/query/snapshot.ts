@@ -189,14 +189,7 @@ export class Snapshot {
    * that visits few of the term's blocks.
    */
   blockBounds(s: SegmentReader, term: string, compute = true): BlockBounds | undefined {
-    const key = this.cacheKey(s, term);
-    let bounds = this.blockBoundsCache.get(key);
-    if (bounds || !compute) return bounds;
-    const df = s.docFreq(term);
-    if (df < this.blockBoundsMinPostings || df === 0) return undefined;
-    bounds = this.perBlockMaxima(s, term, [term]);
-    this.blockBoundsCache.set(key, bounds);
-    return bounds;
+    return this.keptMaxima(s, term, term, [term], compute);
   }
 
   /**
@@ -208,23 +201,21 @@ export class Snapshot {
    * candidate. Kept as `blockBounds` are, under the same threshold; undefined when not computed.
    */
   phraseBounds(s: SegmentReader, phrase: readonly [string, string]): BlockBounds | undefined {
-    const key = this.cacheKey(s, `"${phrase[0]} ${phrase[1]}"`);
-    let bounds = this.blockBoundsCache.get(key);
-    if (bounds) return bounds;
-    const gram = gramTerm(phrase[0], phrase[1]);
-    const df = s.docFreq(gram);
-    if (df < this.blockBoundsMinPostings || df === 0) return undefined;
-    bounds = this.perBlockMaxima(s, gram, [...new Set(phrase)]);
-    this.blockBoundsCache.set(key, bounds);
-    return bounds;
+    return this.keptMaxima(s, `"${phrase[0]} ${phrase[1]}"`, gramTerm(phrase[0], phrase[1]), [...new Set(phrase)], true);
   }
 
   /**
    * Per block of the postings of `listTerm`, the largest score `terms` (distinct, each in every document
    * of the list) give a live document of it: the same float64 operations, rounding and order of addition
-   * as the scoring loops, so each bound is the largest of the very numbers they compute.
+   * as the scoring loops, so each bound is the largest of the very numbers they compute. Kept under `name`
+   * in the LRU; computed (when `compute`) only for a list of `blockBoundsMinPostings` postings or more.
    */
-  private perBlockMaxima(s: SegmentReader, listTerm: string, terms: readonly string[]): BlockBounds {
+  private keptMaxima(s: SegmentReader, name: string, listTerm: string, terms: readonly string[], compute: boolean): BlockBounds | undefined {
+    const key = this.cacheKey(s, name);
+    const kept = this.blockBoundsCache.get(key);
+    if (kept || !compute) return kept;
+    const df = s.docFreq(listTerm);
+    if (df < this.blockBoundsMinPostings || df === 0) return undefined;
     const list = s.postings(listTerm)!;
     const perBlock = new Float64Array(Math.ceil(list.docFreq / BLOCK_SIZE));
     const cursors = terms.map((t) => (t === listTerm ? list : s.postings(t)!));
@@ -246,7 +237,9 @@ export class Snapshot {
       const b = (i / BLOCK_SIZE) | 0;
       if (score > perBlock[b]!) perBlock[b] = score;
     }
-    return { perBlock, descending: perBlock.slice().sort().reverse() };
+    const bounds = { perBlock, descending: perBlock.slice().sort().reverse() };
+    this.blockBoundsCache.set(key, bounds);
+    return bounds;
   }
 
   /** The key of a segment's term in the per-term caches. */
