@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { analyze, analyzeSurfaces, analyzeTerms, FILTER_PREFIX_UNITS, tokenize } from '../../src/engine/analysis/analyzer.js';
+import { analyze, analyzeSurfaces, analyzeTerms, FILTER_PREFIX_UNITS, PrefixScanner, tokenize } from '../../src/engine/analysis/analyzer.js';
 
 /**
  * The contract's steps applied to the whole string at once, the plainest reading of CONTRACT §2. The
@@ -86,6 +86,30 @@ test('property: a prefix filter is shown each token\'s true first units and pass
     all.forEach((t, k) => assert.ok(t.surface.startsWith(shown[k]!), `${JSON.stringify(shown[k])} is how ${JSON.stringify(t.surface)} starts`));
     assert.deepEqual(kept, all.filter((_t, k) => wants(shown[k]!)));
   }), { numRuns: 2000 });
+});
+
+test('property: a prefix scan finds exactly the tokens, in order and with their offsets, whose folded form starts with a prefix', () => {
+  // ASCII stretches long and short (the scan takes stretches of plain ASCII apart from those near other
+  // characters, and joins the latter when they are close), words next to non-ASCII letters, marks,
+  // ligatures and separators of both kinds
+  const piece = fc.oneof(alphabet, fc.constantFrom('cells cellular', 'Theory of the CELL', 'x1_y2', 'pro-active', 'ab'.repeat(40), ' word'.repeat(14)),
+    fc.string({ unit: fc.constantFrom(...'aAbB0 -_é'), maxLength: 80 }));
+  const prefix = fc.oneof(fc.constantFrom('a', 'ab', 'b', 'the', 'cel', 'ce', '0', 'x1', 'y', 'word', 'w', 'é', 'e', 'fi', 'ß', 'ss', 'ı', 'ω', '가', '𝐀', 'running'),
+    fc.string({ unit: fc.constantFrom(...'abcéiß0'), minLength: 1, maxLength: 4 }));
+  fc.assert(fc.property(fc.array(piece, { maxLength: 30 }).map((parts) => parts.join('')), fc.array(prefix, { maxLength: 6 }), (text, prefixes) => {
+    const expected: [string, number, number][] = [];
+    tokenize(text, (_term, surface, _position, start, end) => {
+      if (prefixes.some((p) => surface.startsWith(p))) expected.push([surface, start, end]);
+    }, 0, false);
+    const found: [string, number, number][] = [];
+    const scanner = new PrefixScanner(prefixes);
+    scanner.scan(text, (surface, start, end) => { found.push([surface, start, end]); });
+    assert.deepEqual(found, expected);
+    const again: [string, number, number][] = [];
+    scanner.scan(text, (surface, start, end) => { again.push([surface, start, end]); });
+    assert.deepEqual(again, expected, 'a scanner scans any number of texts');
+  }), { numRuns: 3000 });
+  assert.throws(() => new PrefixScanner(['a', '']), RangeError);
 });
 
 test('tokens of long texts, of texts given while a sink tokenizes, and of every string representation agree', () => {

@@ -244,6 +244,149 @@ function walk(text: string, units: Uint16Array, sink: TokenSink, firstPosition: 
   return position - firstPosition;
 }
 
+/** Receives a token of a scan: its folded, unstemmed form and its UTF-16 offsets in the scanned text. */
+export type SurfaceSink = (surface: string, start: number, end: number) => void;
+
+/** ASCII stretches shorter than this between two non-ASCII characters are walked with them, as one region. */
+const REGION_MERGE_GAP = 64;
+
+/**
+ * Finds, in order, the tokens of a text whose folded form starts with one of a few folded prefixes: what
+ * `tokenize` gives, filtered, at a fraction of its cost. A caller that looks for a handful of terms in a
+ * whole document (a result page's snippets) would otherwise walk every character in JavaScript.
+ *
+ * Runs of ASCII (no code unit ≥ 128) cut at an ASCII separator are tokenized by a rule this module
+ * already states: a token there is a maximal run of ASCII letters and digits, folded by lower-casing.
+ * So in such a stretch the prefixes are found by one compiled regular expression (case-insensitive, at a
+ * token start, then the rest of the run), which V8 scans in native code. The other stretches, each from
+ * the start of the token that holds a non-ASCII code unit to the next ASCII separator, are tokenized by
+ * `tokenize` with a `PrefixFilter` built from the prefixes. An ASCII separator always ends a token and
+ * never belongs to one, so both kinds of stretch tokenize alone exactly as within the whole text.
+ */
+export class PrefixScanner {
+  readonly #prefixes: readonly string[];
+  /** The prefixes that can begin an ASCII token; undefined when none can. */
+  readonly #ascii: RegExp | undefined;
+  readonly #nonAscii = /[^\x00-\x7f]/g;
+  readonly #wants: PrefixFilter;
+
+  /** `prefixes`: folded forms (as tokens' surfaces are), none empty. */
+  constructor(prefixes: Iterable<string>) {
+    const all = [...new Set(prefixes)];
+    if (all.some((p) => p === '')) throw new RangeError('A scan prefix is never empty.');
+    this.#prefixes = all;
+    const ascii = all.filter((p) => /^[a-z0-9]+$/.test(p));
+    this.#ascii = ascii.length === 0 ? undefined : new RegExp(`(?<![A-Za-z0-9])(?:${ascii.join('|')})[A-Za-z0-9]*`, 'gi');
+    this.#wants = prefixFilter(all);
+  }
+
+  /** Calls `sink` for each token of `text` whose folded form starts with a prefix, in text order. */
+  scan(text: string, sink: SurfaceSink): void {
+    const n = text.length;
+    const ascii = this.#ascii;
+    const nonAscii = this.#nonAscii;
+    nonAscii.lastIndex = 0;
+    if (ascii !== undefined) ascii.lastIndex = 0;
+    // the ASCII expression's next match, found ahead of the stretch it lies in (undefined: not looked
+    // for since the last one was used; null: there is none)
+    let match: RegExpExecArray | null | undefined;
+    let from = 0;
+    for (;;) {
+      // the next mixed region [a, b), or none: [n, n)
+      const m = nonAscii.exec(text);
+      let a = n;
+      let b = n;
+      if (m !== null) {
+        a = m.index;
+        while (a > from && isAsciiWordUnit(text.charCodeAt(a - 1))) a--;
+        b = this.#regionEnd(text, m.index + 1);
+      }
+      if (ascii !== undefined && match !== null) {
+        for (;;) {
+          match ??= ascii.exec(text);
+          if (match === null || match.index >= a) break;
+          const run = match[0];
+          sink(run.toLowerCase(), match.index, match.index + run.length);
+          match = undefined;
+        }
+        // a match inside the region is not a token start there (a non-ASCII letter may precede it)
+        if (match !== null && match.index < b) {
+          match = undefined;
+          ascii.lastIndex = b;
+        }
+      }
+      if (a < b) {
+        const prefixes = this.#prefixes;
+        tokenize(text.slice(a, b), (_term, surface, _position, start, end) => {
+          for (const p of prefixes) {
+            if (surface.startsWith(p)) {
+              sink(surface, a + start, a + end);
+              return;
+            }
+          }
+        }, 0, false, this.#wants);
+      }
+      if (m === null) return;
+      from = b;
+      nonAscii.lastIndex = b;
+    }
+  }
+
+  /** The end of a mixed region whose last non-ASCII unit so far ends at `i`: the next ASCII separator, past close neighbours. */
+  #regionEnd(text: string, i: number): number {
+    const n = text.length;
+    const nonAscii = this.#nonAscii;
+    for (;;) {
+      while (i < n && !isAsciiSeparator(text.charCodeAt(i))) i++;
+      nonAscii.lastIndex = i;
+      const next = nonAscii.exec(text);
+      if (next === null || next.index - i > REGION_MERGE_GAP) return i;
+      i = next.index + 1;
+    }
+  }
+}
+
+function isAsciiWordUnit(c: number): boolean {
+  return c < 128 && ASCII[c] !== 0;
+}
+
+function isAsciiSeparator(c: number): boolean {
+  return c < 128 && ASCII[c] === 0;
+}
+
+/**
+ * A `PrefixFilter` that passes a token when what it is shown of it agrees with one of `prefixes` as far as
+ * both go (a prefix longer than what is shown may still match: the built token is checked). Each prefix is
+ * packed, for each count m of units a filter may be shown, as the filter packs a token's first
+ * min(m, its length) units, or −1 when it cannot be (a unit after the first that is not ASCII: a token shown
+ * more than one unit has only ASCII ones there). Most tokens are refused by their first unit alone.
+ */
+function prefixFilter(prefixes: readonly string[]): PrefixFilter {
+  const firsts = prefixes.map((p) => p.charCodeAt(0));
+  const lengths = prefixes.map((p) => p.length);
+  const packed = prefixes.map((p) => {
+    const byUnits: number[] = [];
+    for (let m = 1; m <= FILTER_PREFIX_UNITS; m++) {
+      let v = p.charCodeAt(0);
+      for (let i = 1; i < Math.min(m, p.length); i++) {
+        const u = p.charCodeAt(i);
+        v = u < 128 && v >= 0 ? (v << 7) | u : -1;
+      }
+      byUnits.push(v);
+    }
+    return byUnits;
+  });
+  return (prefix, units) => {
+    const first = prefix >> (7 * (units - 1));
+    for (let i = 0; i < firsts.length; i++) {
+      if (firsts[i] !== first) continue;
+      const m = Math.min(units, lengths[i]!);
+      if (packed[i]![m - 1] === prefix >> (7 * (units - m))) return true;
+    }
+    return false;
+  };
+}
+
 /** Passes a finished token to the sink (a token is never empty: its first char made it begin). */
 function emit(sink: TokenSink, stem: boolean, surface: string, position: number, start: number, end: number): void {
   sink(stem ? stemSurface(surface) : surface, surface, position, start, end);

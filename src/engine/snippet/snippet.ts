@@ -16,15 +16,14 @@
  *   each of 20 hits would cost more than the query. Beyond the limit a document shows its best window
  *   from its first 64 Ki characters, or its start.
  * - No occurrence: the start of the text.
- * - Only tokens that can stem to a query term are built and stemmed (the rest of a scan is a walk over
- *   the characters; a token that starts with no term's key is never sliced out of the text): Porter2
- *   rewrites suffixes only, so a stem minus its last letter (at most its first three letters) is a prefix
- *   of every word that stems to it — except the three exceptional forms dying, lying, tying (→ die, lie,
- *   tie), for which the first letter is the key. The tokenizer shows each token's first folded letters
- *   before it builds the token (a `PrefixFilter`), and the keys are compared with them as numbers.
+ * - Only tokens that can stem to a query term are built and stemmed: Porter2 rewrites suffixes only, so
+ *   a stem minus its last letter (at most its first three letters) is a prefix of every word that stems
+ *   to it — except the three exceptional forms dying, lying, tying (→ die, lie, tie), for which the first
+ *   letter is the key. The analyzer's `PrefixScanner` finds the tokens that start with a key without
+ *   walking the rest of the text token by token.
  * - A result page prepares its query's keys once (`Snippets`) and cuts every hit's snippet with them.
  */
-import { FILTER_PREFIX_UNITS, stemSurface, tokenize, type PrefixFilter } from '../analysis/analyzer.js';
+import { PrefixScanner, stemSurface } from '../analysis/analyzer.js';
 
 /** Code units of a document analyzed to find the window (see the header). */
 export const SCAN_LIMIT = 64 * 1024;
@@ -46,30 +45,13 @@ export function makeSnippet(text: string, queryTerms: ReadonlySet<string>, maxCh
 /** Porter2 stems whose words may not start with the stem minus its last letter (see the header). */
 const EXCEPTIONAL_STEMS = new Set(['die', 'lie', 'tie']);
 
-/**
- * A term's key: the letters every word that stems to it starts with (see the header), and for each count
- * m of a token's first units a `PrefixFilter` may be shown, the key's first min(m, its length) units packed
- * as the filter packs a token's, or −1 when they cannot be (a unit after the first that is not ASCII: a
- * token shown more than one unit has only ASCII ones there, so it cannot match).
- */
-interface StemKey {
-  text: string;
-  /** Index m − 1 for m = 1…FILTER_PREFIX_UNITS. */
-  packed: number[];
+/** The letters every word that stems to `term` starts with (see the header). */
+function stemKey(term: string): string {
+  return EXCEPTIONAL_STEMS.has(term) ? term.slice(0, 1) : term.slice(0, Math.max(1, Math.min(term.length - 1, KEY_UNITS)));
 }
 
-function stemKey(text: string): StemKey {
-  const packed: number[] = [];
-  for (let m = 1; m <= FILTER_PREFIX_UNITS; m++) {
-    let p = text.charCodeAt(0);
-    for (let i = 1; i < Math.min(m, text.length); i++) {
-      const u = text.charCodeAt(i);
-      p = u < 128 && p >= 0 ? (p << 7) | u : -1;
-    }
-    packed.push(p);
-  }
-  return { text, packed };
-}
+/** A key's length at most: longer keys would refuse no more tokens before they are built. */
+const KEY_UNITS = 3;
 
 /** The snippets of one query: its terms' keys prepared once, then any number of texts cut with them. */
 export class Snippets {
@@ -77,33 +59,18 @@ export class Snippets {
   readonly #maxChars: number;
   /** Term → its index among the terms (a window counts distinct terms by index). */
   readonly #ids = new Map<string, number>();
-  readonly #keys: StemKey[] = [];
-  readonly #wants: PrefixFilter;
+  /** The tokens that may stem to a term: those that start with a term's key. */
+  readonly #scanner: PrefixScanner;
 
   constructor(queryTerms: ReadonlySet<string>, maxChars = 240) {
     this.#terms = queryTerms;
     this.#maxChars = maxChars;
+    const keys: string[] = [];
     for (const t of queryTerms) {
       this.#ids.set(t, this.#ids.size);
-      if (t === '') continue;
-      const text = EXCEPTIONAL_STEMS.has(t) ? t.slice(0, 1) : t.slice(0, Math.max(1, Math.min(t.length - 1, FILTER_PREFIX_UNITS)));
-      if (!this.#keys.some((k) => k.text === text)) this.#keys.push(stemKey(text));
+      if (t !== '') keys.push(stemKey(t));
     }
-    const keys = this.#keys;
-    const firsts = keys.map((k) => k.text.charCodeAt(0));
-    const lengths = keys.map((k) => k.text.length);
-    // true when the token's known units agree with a key as far as both go: a key longer than what is
-    // known may still match, and the built token is checked against it (startsWithKey). Most tokens are
-    // refused by their first unit alone.
-    this.#wants = (prefix, units) => {
-      const first = prefix >> (7 * (units - 1));
-      for (let i = 0; i < firsts.length; i++) {
-        if (firsts[i] !== first) continue;
-        const m = Math.min(units, lengths[i]!);
-        if (keys[i]!.packed[m - 1] === prefix >> (7 * (units - m))) return true;
-      }
-      return false;
-    };
+    this.#scanner = new PrefixScanner(keys);
   }
 
   /** The snippet of `text`. */
@@ -133,15 +100,13 @@ export class Snippets {
     const ends: number[] = [];
     const ids: number[] = [];
     const terms = this.#ids;
-    const keys = this.#keys;
-    tokenize(scanned, (_unstemmed, surface, _position, start, end) => {
-      if (!startsWithKey(surface, keys)) return;
+    this.#scanner.scan(scanned, (surface, start, end) => {
       const id = terms.get(stemSurface(surface));
       if (id === undefined) return;
       starts.push(start);
       ends.push(end);
       ids.push(id);
-    }, 0, false, this.#wants);
+    });
     const n = starts.length;
     if (n === 0) return undefined;
     // two pointers: for each right end r, the smallest l whose span fits; count distinct ids in [l, r]
@@ -166,12 +131,6 @@ export class Snippets {
     }
     return best;
   }
-}
-
-/** Whether `surface` starts with one of `keys`. */
-function startsWithKey(surface: string, keys: readonly StemKey[]): boolean {
-  for (const k of keys) if (surface.startsWith(k.text)) return true;
-  return false;
 }
 
 /**
