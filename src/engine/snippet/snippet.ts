@@ -16,8 +16,9 @@
  *   each of 20 hits would cost more than the query. Beyond the limit a document shows its best window
  *   from its first 64 Ki characters, or its start.
  * - No occurrence: the start of the text.
- * - Only tokens that can stem to a query term are built and stemmed: Porter2 rewrites suffixes only, so
- *   a stem minus its last letter (at most its first three letters) is a prefix of every word that stems
+ * - Only tokens that can stem to a query term are built and stemmed: Porter2 rewrites suffixes only, and
+ *   each of its rewrites keeps all but the last letter of what it writes (`biliti` → `ble` is followed by
+ *   step 5's removal of that `e`), so a stem minus its last letter is a prefix of every word that stems
  *   to it — except the three exceptional forms dying, lying, tying (→ die, lie, tie), for which the first
  *   letter is the key. The analyzer's `PrefixScanner` finds the tokens that start with a key without
  *   walking the rest of the text token by token.
@@ -47,11 +48,8 @@ const EXCEPTIONAL_STEMS = new Set(['die', 'lie', 'tie']);
 
 /** The letters every word that stems to `term` starts with (see the header). */
 function stemKey(term: string): string {
-  return EXCEPTIONAL_STEMS.has(term) ? term.slice(0, 1) : term.slice(0, Math.max(1, Math.min(term.length - 1, KEY_UNITS)));
+  return EXCEPTIONAL_STEMS.has(term) ? term.slice(0, 1) : term.slice(0, Math.max(1, term.length - 1));
 }
-
-/** A key's length at most: longer keys would refuse no more tokens before they are built. */
-const KEY_UNITS = 3;
 
 /** The snippets of one query: its terms' keys prepared once, then any number of texts cut with them. */
 export class Snippets {
