@@ -9,6 +9,27 @@ import { BLOCK_SIZE, NO_MORE_DOCS, type PostingsCursor } from './types.js';
 const EMPTY_POSITIONS = new Int32Array(0);
 
 /**
+ * Cursors' block buffers are views carved from shared slabs. A typed array of more than 64 bytes gets a
+ * store of its own outside the heap (an allocation and a finalizer: ~0.9 µs measured, against ~0.05 µs
+ * for a view), and a query opens dozens of cursors that each need two. A slab is never handed out twice:
+ * when it runs out the next one is taken, and it is freed once the last cursor that views it is.
+ */
+const SLAB_INTS = 64 * 1024;
+let slab = new Int32Array(SLAB_INTS);
+let slabUsed = 0;
+
+/** `n` (≤ SLAB_INTS) ints for a cursor's block, not zeroed. */
+function blockBuffer(n: number): Int32Array {
+  if (slabUsed + n > SLAB_INTS) {
+    slab = new Int32Array(SLAB_INTS);
+    slabUsed = 0;
+  }
+  const view = slab.subarray(slabUsed, slabUsed + n);
+  slabUsed += n;
+  return view;
+}
+
+/**
  * The doc ids of a full block (postings-writer.ts `packFullBlock`) at byte `p`, from its gaps; returns
  * the bit where its freqs start. Freqs are unpacked separately (`unpackFreqs`), only when a caller asks
  * for one: counting and skipping read docs alone.
@@ -168,8 +189,8 @@ export class BlockPostingsCursor implements PostingsCursor {
     this.minLength = minLength;
     const nBlocks = Math.ceil(docFreq / BLOCK_SIZE);
     this.nBlocks = nBlocks;
-    this.docs = new Int32Array(Math.min(BLOCK_SIZE, docFreq));
-    this.freqs = new Int32Array(Math.min(BLOCK_SIZE, docFreq));
+    this.docs = blockBuffer(Math.min(BLOCK_SIZE, docFreq));
+    this.freqs = blockBuffer(Math.min(BLOCK_SIZE, docFreq));
     if (nBlocks === 1) {
       this.lastDocs = new Int32Array(1);
       this.docStarts = new Float64Array(1);

@@ -112,6 +112,19 @@ test('cursor operations agree with a sorted-array reference across blocks', asyn
     }),
     { numRuns: 300 },
   );
+  // many cursors open at once (their block buffers span several of the shared slabs): each keeps its own
+  const e = expect.alpha!;
+  const open = Array.from({ length: 1200 }, (_, j) => {
+    const c = seg.postings('alpha')!;
+    const at = (j * 37) % e.docs.length;
+    assert.equal(c.advance(e.docs[at]!), e.docs[at]);
+    return { c, at };
+  });
+  for (const { c, at } of open) {
+    assert.equal(c.doc(), e.docs[at]);
+    assert.equal(c.freq(), e.freqs[at]);
+    assert.equal(c.nextDoc(), at + 1 < e.docs.length ? e.docs[at + 1] : NO_MORE_DOCS);
+  }
   assert.equal(seg.postings('absent'), undefined);
   assert.equal(seg.docFreq('absent'), 0);
   await index.close();
