@@ -4,6 +4,12 @@
  * latency read from its `--log-file` (h2load's own summary has no percentiles). Requests are sent on
  * schedule whether or not earlier ones were answered (up to `streams` in flight per client), so a slow
  * server shows as latency instead of a lower rate: the measure a closed loop cannot give.
+ *
+ * The clients start a millisecond apart (`--rate 1 --rate-period 1ms`). Each sends on its own timer, so
+ * clients started together (`--duration`) send in step: arrivals came in bursts of up to one request per
+ * client (measured: 2 to 7 requests every 2.5 to 9 ms at 800 requests/s), and the size of the bursts, set by
+ * how the timers happened to line up, moved the open loop's p99 by a factor of 1.5 between runs.
+ * Staggered, the requests of a period arrive about a millisecond apart.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -20,10 +26,8 @@ export interface OpenLoopOptions {
   /** Streams each client may have in flight. Default 8. */
   streams?: number;
   /**
-   * Seconds sent at the rate before the measured `seconds`, left out of the figures. The clients connect
-   * together when h2load starts: their TLS handshakes and first streams are a burst of connection setup,
-   * not the steady latency the open loop measures. (Not h2load's `--warm-up-time`: it restarts every
-   * client's timer at once when the warm-up ends, which lines the clients up into one burst per period.)
+   * Seconds sent at the rate before the measured `seconds`, left out of the figures: the clients' TLS
+   * handshakes and first streams are connection setup, not the steady latency the open loop measures.
    * Default DEFAULT_WARMUP_S.
    */
   warmupS?: number;
@@ -53,6 +57,9 @@ export interface OpenLoopResult {
 
 /** Seconds of an open loop's warm-up, unless its options say otherwise. */
 export const DEFAULT_WARMUP_S = 2;
+
+/** Milliseconds between the starts of two clients (h2load's `--rate-period` takes whole milliseconds). */
+const CLIENT_STAGGER_MS = 1;
 
 /** Requests per second of one h2load client whose timer fires at its 10 ms floor. */
 const MAX_CLIENT_RATE = 100;
@@ -107,10 +114,9 @@ export function summarize(entries: readonly LogEntry[], rate: number, seconds: n
 
 /** Runs h2load in a child process (the caller's event loop stays free: the soak drives other traffic beside it). */
 export async function openLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
-  // Each client sends on its own timer, which fires every 1/rate s but at most every 10 ms, and the
-  // clients connect together, so their timers fire in step: the arrivals are bursts of (rate × period).
-  // One client per 100 requests/s keeps the period at the timer's 10 ms floor, the smallest bursts
-  // h2load can send. (A whole rate per client: fewer clients at low rates keep the total close.)
+  // Each client sends on its own timer, which fires every 1/rate s but at most every 10 ms: one client per
+  // 100 requests/s, each one's requests a period apart and the clients' a millisecond apart (see the
+  // header). (A whole rate per client: fewer clients at low rates keep the total close.)
   const clients = Math.max(1, Math.min(o.clients ?? Math.ceil(o.rate / MAX_CLIENT_RATE), Math.round(o.rate / 10)));
   const name = o.name ?? 'open-loop';
   const urlFile = `${o.workDir}/${name}.urls`;
@@ -120,8 +126,8 @@ export async function openLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
   const perClient = Math.max(1, Math.round(o.rate / clients));
   const warmupS = o.warmupS ?? DEFAULT_WARMUP_S;
   const child = spawn('h2load', [
-    '-c', String(clients), '-m', String(o.streams ?? 8), '--rps', String(perClient), '-D', String(o.seconds + warmupS),
-    '-i', urlFile, '--log-file', logFile,
+    '-c', String(clients), '-m', String(o.streams ?? 8), '--rps', String(perClient), '-n', String(Math.round(perClient * clients * (o.seconds + warmupS))),
+    '--rate', '1', '--rate-period', `${CLIENT_STAGGER_MS}ms`, '-i', urlFile, '--log-file', logFile,
   ], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';

@@ -103,7 +103,7 @@ function section(o: Options, name: string, docs: number, queries: number, inproc
     `${queries} queries (plain OR form, URL-encoded, in rotation) against \`GET /api/search?scope=web&q=…\` of a real`,
     `\`quarry serve\` process over TLS 1.3 on loopback (rate limit off), one server per search-worker count.`,
     `Closed loop: Debian's \`wrk\` (HTTP/1.1, ${o.threads} thread${o.threads === 1 ? '' : 's'}, ${o.durationS} s per row after a warm-up), the servers in turn, ${o.rounds} round${o.rounds === 1 ? '' : 's'}.`,
-    `Open loop: \`h2load --rps\` (HTTP/2, constant arrival rate, ${o.openS} s measured after ${DEFAULT_WARMUP_S} s of connection set-up). In-process: \`searcher.search\` over the same mix`,
+    `Open loop: \`h2load --rps\` (HTTP/2, constant arrival rate, clients started 1 ms apart, ${o.openS} s measured after ${DEFAULT_WARMUP_S} s of connection set-up). In-process: \`searcher.search\` over the same mix`,
     `with the handler's options (page 0, 20 results, snippets), one thread, ${o.inprocS} s. ${machine()}.`,
     `Server, load generators and the benchmark share the machine's cores. Load average (1-minute): ${fmt(loads.before, 1)} before the run,`,
     `${fmt(loads.after, 1)} after it, and per row below; figures taken at a load above the core count measure the machine's other work as much as Quarry.`,
