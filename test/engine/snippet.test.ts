@@ -13,6 +13,8 @@ const filler = (n: number) => Array.from({ length: n }, (_, i) => `word${i % 97}
 test('a short text comes back whole, white space collapsed, without ellipses', () => {
   assert.equal(makeSnippet('  Hello,\n\n   search\tworld.  ', terms('search')), 'Hello, search world.');
   assert.equal(makeSnippet('', terms('x')), '');
+  assert.equal(makeSnippet('cells\u00a0divide\nquickly\tnow', terms('cells')), 'cells divide quickly now', 'each white-space unit alone becomes a space');
+  assert.equal(makeSnippet('cells divide quickly', terms('cells')), 'cells divide quickly');
 });
 
 test('no matching term: the start of the text, cut on a word boundary', () => {
@@ -169,6 +171,16 @@ test('property: makeSnippet gives what the plain rules give, for any text, terms
       const queryTerms = new Set(q.flatMap((w) => analyzeTerms(w)));
       assert.equal(makeSnippet(text, queryTerms, max), referenceSnippet(text, queryTerms, max));
     }), { numRuns: 2000 });
+});
+
+test('a window after hundreds of occurrences is found, and one Snippets cuts a shorter text after it', () => {
+  const queryTerms = terms('alpha beta');
+  const page = new Snippets(queryTerms, 80);
+  const long = `${'alpha '.repeat(700)}${filler(40)} alpha beta ${filler(40)}`;
+  const s = page.of(long);
+  assert.match(s, /alpha beta/, 'the only window with both terms, past the 700th occurrence');
+  assert.equal(s, makeSnippet(long, queryTerms, 80));
+  assert.equal(page.of(`${filler(20)} beta ${filler(20)}`), makeSnippet(`${filler(20)} beta ${filler(20)}`, queryTerms, 80));
 });
 
 test('one Snippets serves a whole page: each text cut as makeSnippet cuts it alone', () => {

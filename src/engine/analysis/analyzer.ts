@@ -287,9 +287,10 @@ export class PrefixScanner {
     const nonAscii = this.#nonAscii;
     nonAscii.lastIndex = 0;
     if (ascii !== undefined) ascii.lastIndex = 0;
-    // the ASCII expression's next match, found ahead of the stretch it lies in (undefined: not looked
-    // for since the last one was used; null: there is none)
-    let match: RegExpExecArray | null | undefined;
+    // the ASCII expression's next match [matchStart, matchEnd), found ahead of the stretch it lies in
+    // (matchEnd 0: not looked for since the last one was used; −1: there is none)
+    let matchStart = 0;
+    let matchEnd = 0;
     let from = 0;
     for (;;) {
       // the next mixed region [a, b), or none: [n, n)
@@ -301,17 +302,27 @@ export class PrefixScanner {
         while (a > from && isAsciiWordUnit(text.charCodeAt(a - 1))) a--;
         b = this.#regionEnd(text, m.index + 1);
       }
-      if (ascii !== undefined && match !== null) {
+      if (ascii !== undefined && matchEnd >= 0) {
         for (;;) {
-          match ??= ascii.exec(text);
-          if (match === null || match.index >= a) break;
-          const run = match[0];
-          sink(run.toLowerCase(), match.index, match.index + run.length);
-          match = undefined;
+          if (matchEnd === 0) {
+            // `test` leaves the match's end in lastIndex and builds no match array; the match is a
+            // whole run of ASCII letters and digits (it starts where none precedes), so it starts where
+            // the run that ends there does
+            if (!ascii.test(text)) {
+              matchEnd = -1;
+              break;
+            }
+            matchEnd = ascii.lastIndex;
+            matchStart = matchEnd - 1;
+            while (matchStart > 0 && isAsciiWordUnit(text.charCodeAt(matchStart - 1))) matchStart--;
+          }
+          if (matchStart >= a) break;
+          sink(text.slice(matchStart, matchEnd).toLowerCase(), matchStart, matchEnd);
+          matchEnd = 0;
         }
         // a match inside the region is not a token start there (a non-ASCII letter may precede it)
-        if (match !== null && match.index < b) {
-          match = undefined;
+        if (matchEnd > 0 && matchStart < b) {
+          matchEnd = 0;
           ascii.lastIndex = b;
         }
       }

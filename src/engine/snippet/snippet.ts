@@ -29,6 +29,9 @@ import { PrefixScanner, stemSurface } from '../analysis/analyzer.js';
 /** Code units of a document analyzed to find the window (see the header). */
 export const SCAN_LIMIT = 64 * 1024;
 
+/** Occurrences a page's `Snippets` has room for before its buffers grow. */
+const OCCURRENCES_AT_FIRST = 256;
+
 /** The ellipsis that marks a cut. */
 const ELLIPSIS = '\u2026';
 
@@ -59,6 +62,13 @@ export class Snippets {
   readonly #ids = new Map<string, number>();
   /** The tokens that may stem to a term: those that start with a term's key. */
   readonly #scanner: PrefixScanner;
+  /** The occurrences of terms in the text being cut: their spans and terms' indices, the first `#hits`. */
+  #starts = new Int32Array(OCCURRENCES_AT_FIRST);
+  #ends = new Int32Array(OCCURRENCES_AT_FIRST);
+  #termIds = new Int32Array(OCCURRENCES_AT_FIRST);
+  #hits = 0;
+  /** Occurrences per term within the window (see #bestWindow). */
+  readonly #counts: Int32Array;
 
   constructor(queryTerms: ReadonlySet<string>, maxChars = 240) {
     this.#terms = queryTerms;
@@ -69,6 +79,7 @@ export class Snippets {
       if (t !== '') keys.push(stemKey(t));
     }
     this.#scanner = new PrefixScanner(keys);
+    this.#counts = new Int32Array(this.#ids.size);
   }
 
   /** The snippet of `text`. */
@@ -94,23 +105,18 @@ export class Snippets {
    */
   #bestWindow(text: string, budget: number): [number, number] | undefined {
     const scanned = text.length > SCAN_LIMIT ? text.slice(0, cutPoint(text, SCAN_LIMIT)) : text;
-    const starts: number[] = [];
-    const ends: number[] = [];
-    const ids: number[] = [];
-    const terms = this.#ids;
-    this.#scanner.scan(scanned, (surface, start, end) => {
-      const id = terms.get(stemSurface(surface));
-      if (id === undefined) return;
-      starts.push(start);
-      ends.push(end);
-      ids.push(id);
-    });
-    const n = starts.length;
+    this.#hits = 0;
+    this.#scanner.scan(scanned, this.#found);
+    const n = this.#hits;
     if (n === 0) return undefined;
+    const starts = this.#starts;
+    const ends = this.#ends;
+    const ids = this.#termIds;
     // two pointers: for each right end r, the smallest l whose span fits; count distinct ids in [l, r]
-    const counts = new Int32Array(terms.size);
+    const counts = this.#counts.fill(0);
     let distinct = 0;
-    let best: [number, number] = [starts[0]!, Math.min(ends[0]!, starts[0]! + budget)];
+    let bestStart = starts[0]!;
+    let bestEnd = Math.min(ends[0]!, starts[0]! + budget);
     let bestDistinct = 0;
     let bestOccurrences = 0;
     let l = 0;
@@ -124,11 +130,34 @@ export class Snippets {
       if (distinct > bestDistinct || (distinct === bestDistinct && occurrences > bestOccurrences)) {
         bestDistinct = distinct;
         bestOccurrences = occurrences;
-        best = [starts[l]!, Math.min(ends[r]!, starts[l]! + budget)];
+        bestStart = starts[l]!;
+        bestEnd = Math.min(ends[r]!, bestStart + budget);
       }
     }
-    return best;
+    return [bestStart, bestEnd];
   }
+
+  /** The scan's sink: records an occurrence of a query term (the page's texts share the buffers). */
+  readonly #found = (surface: string, start: number, end: number): void => {
+    const id = this.#ids.get(stemSurface(surface));
+    if (id === undefined) return;
+    const k = this.#hits++;
+    if (k === this.#starts.length) {
+      this.#starts = grown(this.#starts);
+      this.#ends = grown(this.#ends);
+      this.#termIds = grown(this.#termIds);
+    }
+    this.#starts[k] = start;
+    this.#ends[k] = end;
+    this.#termIds[k] = id;
+  };
+}
+
+/** `a` copied into one twice as long. */
+function grown(a: Int32Array): Int32Array<ArrayBuffer> {
+  const b = new Int32Array(a.length * 2);
+  b.set(a);
+  return b;
 }
 
 /**
@@ -158,7 +187,8 @@ function render(text: string, start: number, maxChars: number): string {
     units++;
     end = i + 1;
   }
-  const out = text.slice(start, end).replace(WHITE_SPACE_RUN, ' ');
+  const stretch = text.slice(start, end);
+  const out = COLLAPSIBLE.test(stretch) ? stretch.replace(WHITE_SPACE_RUN, ' ') : stretch;
   const continues = out.length > budget || (i < text.length && hasNonSpaceFrom(text, i));
   if (!continues) return (leading ? ELLIPSIS : '') + out.trimEnd();
   // cut to leave room for the trailing ellipsis, preferably at a word boundary
@@ -217,6 +247,8 @@ function isWordChar(s: string, i: number): boolean {
 
 /** A run of white space as `isSpace` sees it (`\s` is the same set). */
 const WHITE_SPACE_RUN = /\s+/g;
+/** Text that collapsing changes: two white-space units in a row, or one other than a space (most cut text has neither, and is kept as it is). */
+const COLLAPSIBLE = /\s\s|[^\S ]/;
 
 /** White space as `\s` sees it (ASCII tab to CR and space, NBSP, the Unicode spaces, line separators, BOM). */
 function isSpace(c: number): boolean {
