@@ -6,7 +6,7 @@
  * - Characters are UTF-16 code units (JavaScript's `length`), ellipses included in the budget. That bound
  *   is the stricter one: a snippet of ≤ 240 code units also has ≤ 240 code points. A surrogate pair is
  *   never split.
- * - Terms are found with the one analyzer (`tokenize`), whose offsets point into the original text, so
+ * - Terms are found with the one analyzer (its `PrefixScanner`), whose offsets point into the original text, so
  *   the cut is made on the original characters, not on a normalized copy.
  * - Window choice: among the spans of term occurrences that fit the budget, the one with the most distinct
  *   terms; ties go to the one with more occurrences, then the earliest. The span is then widened on both
@@ -170,7 +170,8 @@ function render(text: string, start: number, maxChars: number): string {
   const leading = start > 0 && hasNonSpaceBefore(text, start);
   const budget = maxChars - (leading ? 1 : 0);
   // walk up to budget+1 collapsed code units (one more than fits tells whether the text continues) to
-  // `end`, just after the last non-space one, then collapse that stretch in one replace
+  // `end`, just after the last non-space one, then collapse that stretch in one replace (when it has
+  // anything to collapse)
   let units = 0;
   let pendingSpace = false;
   let i = start;
