@@ -9,7 +9,8 @@
  * clients started together (`--duration`) send in step: arrivals came in bursts of up to one request per
  * client (measured: 2 to 7 requests every 2.5 to 9 ms at 800 requests/s), and the size of the bursts, set by
  * how the timers happened to line up, moved the open loop's p99 by a factor of 1.5 between runs.
- * Staggered, the requests of a period arrive about a millisecond apart.
+ * Staggered, the requests of a period arrive about a millisecond apart (the clients' phases still drift
+ * with the time each TLS handshake takes, and each run reports the bursts it sent).
  */
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
