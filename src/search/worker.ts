@@ -8,8 +8,11 @@
  * Errors cross the thread boundary as data: a `QuarryError` comes back as `{ code, message, … }` and
  * the pool throws it again as the same kind of error; anything else is an internal error, with its stack.
  *
- * Protocol: the pool posts `{ id, task }`, one at a time; the worker answers `{ id, outcome }`. The JSON
- * bytes of a `searchJson` answer are transferred, not copied.
+ * Protocol: the pool posts `{ seq, task }` for every task to every worker (or, for a task meant for one
+ * worker, to that one), in order. The worker keeps them in arrival order and, one at a time, claims the
+ * oldest on the pool's claim board (./claims.ts) and runs it, or drops it when another worker claimed it
+ * first; it answers `{ seq, outcome }` for the tasks it ran. The JSON bytes of a `searchJson` answer are
+ * transferred, not copied.
  */
 import { BroadcastChannel, parentPort, workerData } from 'node:worker_threads';
 import { Index, type IndexOptions, type SearchOptions } from '../engine/index.js';
@@ -17,6 +20,7 @@ import { indexDir } from '../kernel/data-dir.js';
 import { errorToWire, type WireError } from '../kernel/errors.js';
 import { lowerThreadPriority } from '../kernel/thread-priority.js';
 import type { Scope } from '../kernel/scope.js';
+import { ClaimBoard } from './claims.js';
 import { searchResourceJson } from './resources.js';
 
 export interface WorkerData {
@@ -26,6 +30,10 @@ export interface WorkerData {
   commits: string;
   /** The nice value this thread runs at (Linux keeps one per thread). */
   nice: number;
+  /** The pool's claim board. */
+  claims: SharedArrayBuffer;
+  /** This worker's token on the board, unique among the pool's workers. */
+  token: number;
 }
 
 /** A commit announced by the pool: the scope's index has a new generation on disk. */
@@ -41,8 +49,8 @@ export type Task =
 export type Outcome = { ok: true; value: unknown } | { ok: false; error: WireError };
 
 /** What the pool posts, and what the worker answers. */
-export interface TaskMessage { id: number; task: Task }
-export interface OutcomeMessage { id: number; outcome: Outcome }
+export interface TaskMessage { seq: number; task: Task }
+export interface OutcomeMessage { seq: number; outcome: Outcome }
 
 const data = workerData as WorkerData;
 const indexes = new Map<Scope, Promise<Index>>();
@@ -97,10 +105,31 @@ async function run(task: Task): Promise<Outcome> {
 
 lowerThreadPriority(data.nice);
 const port = parentPort!;
+const board = new ClaimBoard(data.claims);
+/** Tasks posted to this worker and not yet claimed or dropped, oldest first from `inboxHead`. */
+let inbox: TaskMessage[] = [];
+let inboxHead = 0;
+let working = false;
+
 port.on('message', (m: TaskMessage) => {
-  void run(m.task).then((outcome) => {
-    const answer: OutcomeMessage = { id: m.id, outcome };
+  inbox.push(m);
+  if (!working) void work();
+});
+
+/** Runs the inbox's tasks that this worker claims, one at a time, until it is empty. */
+async function work(): Promise<void> {
+  working = true;
+  while (inboxHead < inbox.length) {
+    const m = inbox[inboxHead++]!;
+    if (inboxHead === inbox.length) {
+      inbox = [];
+      inboxHead = 0;
+    }
+    if (!board.claim(m.seq, data.token)) continue; // another worker runs it, or the pool refused it
+    const outcome = await run(m.task);
+    const answer: OutcomeMessage = { seq: m.seq, outcome };
     const value = outcome.ok ? outcome.value : undefined;
     port.postMessage(answer, value instanceof Uint8Array ? [value.buffer as ArrayBuffer] : []);
-  });
-});
+  }
+  working = false;
+}

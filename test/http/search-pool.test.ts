@@ -14,6 +14,7 @@ import { indexDir } from '../../src/kernel/data-dir.js';
 import { QuarryError } from '../../src/kernel/errors.js';
 import { toJson } from '../../src/kernel/json.js';
 import { resolveSearchConfig } from '../../src/search/config.js';
+import { CLAIM_CELLS, ClaimBoard } from '../../src/search/claims.js';
 import { SEARCH_THREAD_NICE, SearchPool } from '../../src/search/pool.js';
 import { SearchService } from '../../src/search/service.js';
 import { LOCAL_OPERATOR } from '../../src/kernel/principal.js';
@@ -111,6 +112,66 @@ test('searches are answered in the order they arrived: none is overtaken while i
   assert.deepEqual(answered, Array.from({ length: 12 }, (_, i) => i));
 }));
 
+test('no search waits behind a slow one while another worker is free', () => withPool(2, async ({ index, pool }) => {
+  await pool.warm(['web']);
+  const searcher = pool.searcher('web', index.generation);
+  let slowEnded = false;
+  const slow = Promise.resolve(searcher.search(SLOW_QUERY, { deadline: Date.now() + 1500 })).then(
+    () => assert.fail('the slow search ends at its budget'),
+    (err: unknown) => { slowEnded = true; assert.ok(QuarryError.is(err) && err.code === 'unavailable', String(err)); },
+  );
+  // Posted after it, to both workers: every one is answered by the other worker while it runs.
+  for (let i = 0; i < 8; i++) {
+    assert.equal((await searcher.search('omega', {})).total, 400);
+    assert.equal(slowEnded, false, `search ${i} waited for the slow one`);
+  }
+  await slow;
+}, writeSlowCorpus));
+
+test('more tasks than the claim board has cells wait their turn and are each answered once, in order', { timeout: 60_000 }, () => withPool(1, async ({ index, pool }) => {
+  const searcher = pool.searcher('web', index.generation);
+  const n = CLAIM_CELLS + 300;
+  // The one worker runs a slow search while every other task is posted or, past the board's cells, waits.
+  const slow = Promise.resolve(searcher.search(SLOW_QUERY, { deadline: Date.now() + 1000 })).catch((err: unknown) => err);
+  while (pool.waiting > 0) await new Promise((resolve) => setImmediate(resolve));
+  const answered: number[] = [];
+  const all = Array.from({ length: n }, (_, i) => Promise.resolve(searcher.search(i % 2 === 0 ? 'omega' : 'zeta omega', { pageSize: 1 })).then((r) => {
+    answered.push(i);
+    return r.total;
+  }));
+  assert.equal(pool.waiting, n, 'all of them wait behind the slow search');
+  assert.ok(QuarryError.is(await slow));
+  const totals = await Promise.all(all);
+  assert.deepEqual(answered, Array.from({ length: n }, (_, i) => i));
+  assert.ok(totals.every((t) => t === 400), 'each task got its own answer');
+  assert.equal(pool.waiting, 0);
+}, writeSlowCorpus));
+
+test('the claim board: a task is claimed once, by a worker or refused by the pool, and an old copy cannot claim its cell\'s next task', () => {
+  const board = new ClaimBoard();
+  const other = new ClaimBoard(board.buffer); // a worker's view of the same memory
+  board.open(7);
+  assert.equal(board.isOpen(7), true);
+  assert.equal(other.claim(7, 1), true);
+  assert.equal(board.claim(7, 2), false, 'taken already');
+  assert.equal(board.refuse(7), false, 'a claimed task is not refused');
+  assert.equal(board.claimedBy(7, 1), true);
+  assert.equal(board.claimedBy(7, 2), false);
+  assert.equal(board.isOpen(7), false);
+  // The next task on the same cell: a worker still holding task 7's copy cannot take it.
+  board.open(7 + CLAIM_CELLS);
+  assert.equal(other.claim(7, 2), false);
+  assert.equal(board.isOpen(7 + CLAIM_CELLS), true);
+  assert.equal(board.refuse(7 + CLAIM_CELLS), true);
+  assert.equal(other.claim(7 + CLAIM_CELLS, 2), false, 'a refused task is not claimed');
+  // Seqs past 2³¹ keep distinct marks on one cell.
+  const big = 2 ** 33 + 5;
+  board.open(big);
+  assert.equal(board.claim(big - CLAIM_CELLS, 3), false);
+  assert.equal(board.claim(big, 3), true);
+  assert.equal(board.claimedBy(big, 3), true);
+});
+
 test('a worker that dies fails its task as an internal error; a new one takes the queue and answers', { timeout: 30_000 }, () => withPool(1, async ({ index, pool }) => {
   const searcher = pool.searcher('web', await commitDocs(index));
   assert.equal((await searcher.search('granite', {})).total, 1);
@@ -135,18 +196,25 @@ test('a worker that dies fails its task as an internal error; a new one takes th
   assert.equal((await searcher.search('quarries', {})).total, 2);
 }, undefined, new URL('../support/dying-search-worker.mjs', import.meta.url)));
 
-test('closing the pool lets the running search finish and refuses the queued ones as unavailable', () => withPool(1, async ({ index, pool }) => {
-  const searcher = pool.searcher('web', await commitDocs(index));
-  const [running, ...queued] = ['granite', 'marble', 'slate'].map((q) => Promise.resolve(searcher.search(q, {})).then((r) => r.total, (err: unknown) => err));
+test('closing the pool lets the running search finish and refuses the waiting ones as unavailable', () => withPool(1, async ({ index, pool }) => {
+  const searcher = pool.searcher('web', index.generation);
+  // A search of a second or more runs on the one worker (cut at its budget); two wait behind it.
+  const outcome = (p: unknown) => Promise.resolve(p).then((r) => r, (err: unknown) => err);
+  const running = outcome(searcher.search(SLOW_QUERY, { deadline: Date.now() + 1000 }));
+  const waiting = ['omega', 'zeta'].map((q) => outcome(searcher.search(q, {})));
+  while (pool.waiting > 2) await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(pool.waiting, 2);
   const closed = pool.close();
-  assert.equal(await running, 1);
-  for (const q of queued) {
-    const err = await q;
-    assert.ok(QuarryError.is(err) && err.code === 'unavailable', String(err));
+  assert.equal(pool.waiting, 0);
+  const ran = await running;
+  assert.ok(QuarryError.is(ran) && ran.code === 'unavailable' && /time budget/.test(ran.message), String(ran));
+  for (const w of waiting) {
+    const err = await w;
+    assert.ok(QuarryError.is(err) && err.code === 'unavailable' && /closing/.test(err.message), String(err));
   }
   await closed;
-  await assert.rejects(async () => searcher.search('granite', {}), (err: unknown) => QuarryError.is(err) && err.code === 'unavailable');
-}));
+  await assert.rejects(async () => searcher.search('omega', {}), (err: unknown) => QuarryError.is(err) && err.code === 'unavailable');
+}, writeSlowCorpus));
 
 test("the caller's deadline (the request timeout) stops a search on the pool as the budget does", () => withPool(1, async ({ index, pool }) => {
   const service = new SearchService(pool.source({ searcher: () => index.searcher() }));
