@@ -11,13 +11,14 @@
  * does not know the difference. A pool of 0 workers is not a pool: the caller uses `local` itself (the
  * CLI and the in-process library do).
  *
- * The queue is shared: every task is posted to every worker, and the first free worker claims it on a
- * claim board in shared memory (./claims.ts); the others drop their copy. A worker that finishes a search
- * takes the next one from its own inbox at once, instead of sleeping until the serving thread, busy with
- * TLS, reads its answer and hands it another task (that wait left each worker idle ~9% of the time at 32
- * connections, and a thread that slept ran its next search slower); and no task waits behind a slow
- * search on one worker while another is free, as it would if each worker were given tasks ahead. The
- * price is one message per worker per task, and a wake-up for each idle worker that loses the claim.
+ * The queue is shared: each task is posted to every worker (to `FANOUT` of them in a larger pool), and
+ * the first free one claims it on a claim board in shared memory (./claims.ts); the others drop their
+ * copy. A worker that finishes a search takes the next from its own inbox at once, instead of sleeping
+ * until the serving thread, busy with TLS, reads its answer and hands it another task (that wait left
+ * each worker idle ~9% of the time at 32 connections, and a thread that slept ran its next search
+ * slower); and no task waits behind a slow search on one worker while another it was posted to is free,
+ * as it would if each worker were given tasks ahead. The price is a message per worker per task, and a
+ * wake-up for each idle worker that loses the claim.
  *
  * The pool is `node:worker_threads` and that queue, not a general-purpose pool library. Piscina
  * (measured in its place) makes on the serving thread, per task, an object with fresh getters for every
@@ -62,6 +63,13 @@ const WORKER_YOUNG_GENERATION_MIB = 24;
  * whenever they held every core. A search thread still takes any core the serving thread leaves idle.
  */
 export const SEARCH_THREAD_NICE = 8;
+
+/**
+ * Workers each task is posted to, at most: the serving thread pays one message per worker per task
+ * (a few µs each), so a pool larger than this posts each task to this many workers, a window that turns
+ * with each task, and any of them may run it.
+ */
+const FANOUT = 8;
 
 /** A worker that dies sooner than this after its start is replaced after this long. */
 const RESTART_PAUSE_MS = 1000;
@@ -229,14 +237,21 @@ export class SearchPool {
     return this.#posted.isFree(this.#nextSeq);
   }
 
-  /** Opens `job` on the board and posts it to its target, or to every worker that is running. */
+  /** Opens `job` on the board and posts it to its target, or to `FANOUT` running workers in rotation. */
   #post(job: Job): void {
     job.seq = this.#nextSeq++;
     this.#board.open(job.seq);
     this.#posted.add(job);
     const message: TaskMessage = { seq: job.seq, task: job.task };
-    if (job.target !== undefined) job.target.worker.postMessage(message);
-    else for (const slot of this.#slots) if (!slot.exited) slot.worker.postMessage(message);
+    if (job.target !== undefined) {
+      job.target.worker.postMessage(message);
+      return;
+    }
+    const n = this.#slots.length;
+    for (let k = 0; k < Math.min(n, FANOUT); k++) {
+      const slot = this.#slots[(job.seq + k) % n]!;
+      if (!slot.exited) slot.worker.postMessage(message);
+    }
   }
 
   /** A worker answered task `seq`. */

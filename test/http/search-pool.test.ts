@@ -147,6 +147,16 @@ test('more tasks than the claim board has cells wait their turn and are each ans
   assert.equal(pool.waiting, 0);
 }, writeSlowCorpus));
 
+test('a pool larger than the fan-out answers every task once', { timeout: 60_000 }, () => withPool(10, async ({ index, pool }) => {
+  const generation = await commitDocs(index);
+  await pool.warm(['web']);
+  const searcher = pool.searcher('web', generation);
+  const queries = ['granite', 'marble', 'slate', 'quarries'];
+  const totals = await Promise.all(Array.from({ length: 40 }, (_, i) => Promise.resolve(searcher.search(queries[i % 4]!, {})).then((r) => r.total)));
+  assert.deepEqual(totals, Array.from({ length: 40 }, (_, i) => [1, 1, 1, 2][i % 4]));
+  assert.equal(pool.waiting, 0);
+}));
+
 test('the claim board: a task is claimed once, by a worker or refused by the pool, and an old copy cannot claim its cell\'s next task', () => {
   const board = new ClaimBoard();
   const other = new ClaimBoard(board.buffer); // a worker's view of the same memory
