@@ -38,7 +38,7 @@ import { errorFromWire, InternalError, UnavailableError } from '../kernel/errors
 import type { Scope } from '../kernel/scope.js';
 import { threadModule } from '../kernel/thread-module.js';
 import type { ScopeSearcher, SearcherSource } from './service.js';
-import { CLAIM_CELLS, ClaimBoard } from './claims.js';
+import { CLAIM_CELLS, cellOf, ClaimBoard } from './claims.js';
 import type { CommitNotice, Outcome, TaskMessage, Task, WorkerData, OutcomeMessage } from './worker.js';
 
 export interface SearchPoolOptions {
@@ -78,7 +78,7 @@ const RESTART_PAUSE_MS = 1000;
 interface Job { seq: number; task: Task; target: Slot | undefined; resolve(outcome: Outcome): void; reject(err: Error): void }
 
 /**
- * The tasks posted and not yet answered, each at its claim cell's index (`seq % CLAIM_CELLS`): a cell is
+ * The tasks posted and not yet answered, each at its claim cell's index (`cellOf(seq)`): a cell is
  * reused only once its task has ended, so at most one posted task has each index.
  *
  * An array, not a `Map` keyed by seq: with the Map (keys that only grow, each deleted soon after it is
@@ -92,22 +92,22 @@ class PostedJobs {
   get size(): number { return this.#size; }
 
   get(seq: number): Job | undefined {
-    const job = this.#jobs[seq % CLAIM_CELLS];
+    const job = this.#jobs[cellOf(seq)];
     return job?.seq === seq ? job : undefined;
   }
 
   /** Whether the task of `seq` may be posted: the one before it on its cell has ended. */
   isFree(seq: number): boolean {
-    return this.#jobs[seq % CLAIM_CELLS] === undefined;
+    return this.#jobs[cellOf(seq)] === undefined;
   }
 
   add(job: Job): void {
-    this.#jobs[job.seq % CLAIM_CELLS] = job;
+    this.#jobs[cellOf(job.seq)] = job;
     this.#size++;
   }
 
   delete(job: Job): void {
-    this.#jobs[job.seq % CLAIM_CELLS] = undefined;
+    this.#jobs[cellOf(job.seq)] = undefined;
     this.#size--;
   }
 
