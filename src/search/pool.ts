@@ -88,6 +88,8 @@ interface Job { seq: number; task: Task; target: Slot | undefined; resolve(outco
 class PostedJobs {
   readonly #jobs: (Job | undefined)[] = new Array<Job | undefined>(CLAIM_CELLS).fill(undefined);
   #size = 0;
+  /** One past the newest seq added. */
+  #next = 0;
 
   get size(): number { return this.#size; }
 
@@ -104,6 +106,7 @@ class PostedJobs {
   add(job: Job): void {
     this.#jobs[cellOf(job.seq)] = job;
     this.#size++;
+    this.#next = job.seq + 1;
   }
 
   delete(job: Job): void {
@@ -111,13 +114,18 @@ class PostedJobs {
     this.#size--;
   }
 
-  /** The posted tasks, oldest first; `next` is the seq the next task will have. */
-  *inOrder(next: number): Generator<Job> {
-    for (let seq = Math.max(0, next - CLAIM_CELLS); seq < next; seq++) {
+  /** The posted tasks, oldest first. */
+  *inOrder(): Generator<Job> {
+    for (let seq = Math.max(0, this.#next - CLAIM_CELLS); seq < this.#next; seq++) {
       const job = this.get(seq);
       if (job !== undefined) yield job;
     }
   }
+}
+
+/** What a worker is posted for `job`. */
+function taskMessage(job: Job): TaskMessage {
+  return { seq: job.seq, task: job.task };
 }
 
 /** One worker, its token on the claim board, and whether it has ended (until its replacement takes its place). */
@@ -193,7 +201,7 @@ export class SearchPool {
   /** Tasks no worker has claimed yet. */
   get waiting(): number {
     let n = this.#backlog.length;
-    for (const job of this.#posted.inOrder(this.#nextSeq)) if (this.#board.isOpen(job.seq)) n++;
+    for (const job of this.#posted.inOrder()) if (this.#board.isOpen(job.seq)) n++;
     return n;
   }
 
@@ -203,7 +211,7 @@ export class SearchPool {
       this.#closing = true;
       const refused = this.#backlog;
       this.#backlog = [];
-      for (const job of this.#posted.inOrder(this.#nextSeq)) {
+      for (const job of this.#posted.inOrder()) {
         if (!this.#board.refuse(job.seq)) continue; // a worker runs it: its answer comes
         this.#posted.delete(job);
         refused.push(job);
@@ -242,7 +250,7 @@ export class SearchPool {
     job.seq = this.#nextSeq++;
     this.#board.open(job.seq);
     this.#posted.add(job);
-    const message: TaskMessage = { seq: job.seq, task: job.task };
+    const message = taskMessage(job);
     if (job.target !== undefined) {
       job.target.worker.postMessage(message);
       return;
@@ -289,7 +297,7 @@ export class SearchPool {
       slot.exited = true;
       const why = failure === undefined ? '' : `: ${failure.message}`;
       const options = failure === undefined ? undefined : { cause: failure };
-      for (const job of this.#posted.inOrder(this.#nextSeq)) {
+      for (const job of this.#posted.inOrder()) {
         const ran = this.#board.claimedBy(job.seq, token);
         if (!ran && job.target !== slot) continue;
         this.#posted.delete(job);
@@ -304,7 +312,7 @@ export class SearchPool {
         if (this.#terminating) return;
         const next = this.#start();
         this.#slots[i] = next;
-        for (const job of this.#posted.inOrder(this.#nextSeq)) if (job.target === undefined) next.worker.postMessage({ seq: job.seq, task: job.task } satisfies TaskMessage);
+        for (const job of this.#posted.inOrder()) if (job.target === undefined) next.worker.postMessage(taskMessage(job));
       };
       if (Date.now() - startedAt < RESTART_PAUSE_MS) setTimeout(replace, RESTART_PAUSE_MS).unref();
       else replace();
