@@ -10,9 +10,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { countDeleted, readDeletes } from './deletes.js';
-import { MAGIC, readFooter } from './footer.js';
+import { readFooter } from './footer.js';
 import { readManifest } from './manifest.js';
 import { isDeleted, SegmentCore, SegmentView, STO_EXT } from './segment-reader.js';
+import { storeMagic } from './store.js';
 import { BLOCK_SIZE, NO_MORE_DOCS, hasPositions } from './types.js';
 
 export interface CheckReport {
@@ -92,7 +93,7 @@ export function checkIndex(dir: string): CheckReport {
 function checkStoreCrc(dir: string, file: string, report: (p: string) => void): void {
   const bytes = readFileSync(join(dir, file));
   try {
-    const stored = readFooter(bytes, MAGIC.stored, file);
+    const stored = readFooter(bytes, storeMagic(bytes), file);
     if ((crc32(bytes.subarray(0, bytes.length - 4)) >>> 0) !== stored) report(`${file} fails its checksum.`);
   } catch (err) {
     report(`${file}: ${(err as Error).message}`);

@@ -13,7 +13,8 @@ export const FORMAT_VERSION = 1;
 /** File kinds, as four ASCII bytes read little-endian. */
 export const MAGIC = {
   terms: 0x58444951, // "QIDX": term dictionary, postings, positions, lengths, cids, surface forms
-  stored: 0x4f545351, // "QSTO": compressed stored fields
+  stored: 0x4f545351, // "QSTO": stored text as UTF-8 in Brotli blocks (written before the word model)
+  wordStored: 0x57545351, // "QSTW": stored text as word codes in Brotli blocks, then the vocabulary
   deletes: 0x4c454451, // "QDEL": deleted-docs bitset of one segment at one generation
   manifest: 0x4e414d51, // "QMAN": the commit point
 } as const;

@@ -21,6 +21,7 @@ import { IntBuffer } from './bytes.js';
 import { HeadsWriter } from './heads.js';
 import { stepClock, type Steps } from './steps.js';
 import { StoreWriter, type StoreOptions } from './store.js';
+import { VocabularyBuilder } from './word-codes.js';
 
 export interface MergeSource {
   core: SegmentCore;
@@ -74,17 +75,48 @@ export function* mergeSegments(sources: readonly MergeSource[], store: StoreOpti
     for (let d = 0; d < core.maxDoc; d++) if (!isDeleted(deleted, d)) heads.addEncoded(core.heads.record(d));
   }
 
-  // stored text: copy clean blocks, re-encode the live docs of the others
-  const sw = new StoreWriter(store, files.sto);
+  // stored text: the live documents' tokens ranked anew for the merged segment. A word-coded source's
+  // documents are re-coded from their ranks (no text decoded); an older source's texts are tokenized.
+  const counts = new VocabularyBuilder();
+  const ranks = new IntBuffer();
   for (const { core, deleted } of sources) {
     const st = core.store;
-    for (let k = 0; k < st.blockCount; k++) {
-      const b = st.blockInfo(k);
-      let clean = true;
-      for (let d = b.firstDoc; d < b.firstDoc + b.docs && clean; d++) if (isDeleted(deleted, d)) clean = false;
-      if (clean) sw.copyBlock(st.readCompressed(k), b.docs, b.raw);
-      else for (let d = b.firstDoc; d < b.firstDoc + b.docs; d++) if (!isDeleted(deleted, d)) sw.add(st.get(d));
-      if (due()) yield;
+    const model = st.wordModel();
+    if (model === undefined) {
+      for (let d = 0; d < core.maxDoc; d++) {
+        if (!isDeleted(deleted, d)) counts.addText(st.get(d));
+        if ((d & 63) === 0 && due()) yield;
+      }
+      continue;
+    }
+    const used = new Uint32Array(model.size);
+    for (let d = 0; d < core.maxDoc; d++) {
+      if (isDeleted(deleted, d)) continue;
+      ranks.length = 0;
+      st.ranks(d, model, ranks);
+      const a = ranks.a;
+      for (let i = 0; i < ranks.length; i++) used[a[i]!]!++;
+      if ((d & 63) === 0 && due()) yield;
+    }
+    for (let r = 0; r < model.size; r++) if (used[r]! > 0) counts.add(model.token(r), model.isWord(r), used[r]!);
+  }
+  const vocabulary = counts.rank();
+  const sw = new StoreWriter(store, files.sto, vocabulary);
+  for (const { core, deleted } of sources) {
+    const st = core.store;
+    const model = st.wordModel();
+    const remap = model === undefined ? undefined : new Int32Array(model.size).fill(-1);
+    for (let d = 0; d < core.maxDoc; d++) {
+      if (isDeleted(deleted, d)) continue;
+      if (model === undefined || remap === undefined) sw.add(st.get(d));
+      else {
+        ranks.length = 0;
+        st.ranks(d, model, ranks);
+        const a = ranks.a;
+        for (let i = 0; i < ranks.length; i++) if (remap[a[i]!] === -1) remap[a[i]!] = vocabulary.rankOf(model.token(a[i]!), model.isWord(a[i]!));
+        sw.addMapped(a, 0, ranks.length, remap);
+      }
+      if ((d & 63) === 0 && due()) yield;
     }
   }
   sw.finish();

@@ -1,25 +1,29 @@
 /**
- * Stored text (`<segment>.sto`): each document's text, compressed with Brotli in
- * blocks of about `storedBlockBytes` of raw text, so a hit's fields cost one small decompression and
- * the file stays a fraction of the text. The file is read lazily through a descriptor kept open for the
- * segment's life (on Linux the descriptor keeps an unlinked file readable). Decompressed blocks go to a
- * `BlockCache` bounded in bytes and shared by the segments of one index (`storedCacheBytes`): a result
- * page with snippets otherwise decompresses one whole block per hit, which was 46 % of a SciFact page.
+ * Stored text (`<segment>.sto`): each document's text, coded with its segment's vocabulary of words
+ * and separators (word-codes.ts) and compressed with Brotli in blocks of about `storedBlockBytes` of
+ * codes, so a hit's text costs one small decompression and the file stays a fraction of the text. The
+ * file is read lazily through a descriptor kept open for the segment's life (on Linux the descriptor
+ * keeps an unlinked file readable). Decompressed blocks go to a `BlockCache` bounded in bytes and shared
+ * by the segments of one index (`storedCacheBytes`): a result page with snippets otherwise decompresses
+ * one whole block per hit, which was 46 % of a SciFact page.
  *
- *   blocks (Brotli) · index: varint blockCount, per block varint docCount · compressedBytes · rawBytes
- *   · u32 indexBytes · footer (QSTO)
+ *   blocks (Brotli) · vocabulary (Brotli) · index: varint blockCount, per block varint docCount ·
+ *   compressedBytes · rawBytes · u32 indexBytes · footer (QSTW)
  *
- * A document record: varint textBytes · text (UTF-8). Title, url and host live in the `.idx` (heads.ts):
- * a result page needs them for every hit, the text only for snippets and `doc`.
+ * A document record: varint codeBytes · codes. Segments written before the word model have no
+ * vocabulary, records of UTF-8 text and the footer QSTO; they are read as they are and re-coded when
+ * merged. Title, url and host live in the `.idx` (heads.ts): a result page needs them for every hit, the
+ * text only for snippets and `doc`.
  */
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { constants as zc, brotliCompressSync, brotliDecompressSync } from 'node:zlib';
 import { InternalError } from '../../kernel/errors.js';
-import { ByteReader, ByteWriter, utf8Decoder, utf8Encoder } from './bytes.js';
+import { ByteReader, ByteWriter, IntBuffer, utf8Decoder, utf8Encoder } from './bytes.js';
 import { FOOTER_BYTES, MAGIC, readFooter } from './footer.js';
 import type { SegmentFile } from './segment-file.js';
 import { LruCache } from './lru.js';
 import { stepClock, type Steps } from './steps.js';
+import { VocabularyBuilder, type Vocabulary, WordModel, writeRank } from './word-codes.js';
 
 
 export interface StoreOptions {
@@ -47,34 +51,46 @@ export function writeOptional(w: ByteWriter, s: string | undefined): void {
 }
 
 /**
- * Writes a `.sto` file: documents are appended to a raw block that is compressed when it passes
- * `blockBytes`; a merge may also copy a source's compressed block verbatim (its documents all live).
+ * Writes a `.sto` file: each document's text is coded with the segment's vocabulary (word-codes.ts) and
+ * appended to a raw block that is compressed when it passes `blockBytes` of codes; the vocabulary
+ * follows the blocks.
  */
 export class StoreWriter {
   private readonly index: number[] = [];
   private readonly raw: ByteWriter;
+  private readonly record = new ByteWriter(4096);
   private inBlock = 0;
   docCount = 0;
 
-  /** Writes into `file`, block by block. */
-  constructor(private readonly options: StoreOptions, private readonly file: SegmentFile) {
+  /** Writes into `file`, block by block, coding texts with `vocabulary` (which has counted them all). */
+  constructor(private readonly options: StoreOptions, private readonly file: SegmentFile, private readonly vocabulary: Vocabulary) {
     this.raw = new ByteWriter(options.blockBytes + 4096);
   }
 
   add(text: string): void {
+    this.record.length = 0;
+    this.vocabulary.writeText(this.record, text);
+    this.append();
+  }
+
+  /**
+   * Adds a document given as tokens of another numbering, `ids[from, to)`, with `rank` mapping them to
+   * this vocabulary's ranks: a merge's source ranks, or the ids the vocabulary's builder gave out.
+   */
+  addMapped(ids: Int32Array, from: number, to: number, rank: Int32Array): void {
+    const rec = this.record;
+    rec.length = 0;
+    for (let i = from; i < to; i++) writeRank(rec, rank[ids[i]!]!);
+    this.append();
+  }
+
+  private append(): void {
     const raw = this.raw;
-    writeString(raw, text);
+    raw.varint(this.record.length);
+    raw.bytes(this.record.view());
     this.inBlock++;
     this.docCount++;
     if (raw.length >= this.options.blockBytes) this.flush();
-  }
-
-  /** Appends an already compressed block of `docs` documents decompressing to `rawBytes`. */
-  copyBlock(compressed: Uint8Array, docs: number, rawBytes: number): void {
-    this.flush();
-    this.file.bytes(compressed);
-    this.index.push(docs, compressed.length, rawBytes);
-    this.docCount += docs;
   }
 
   private flush(): void {
@@ -83,7 +99,6 @@ export class StoreWriter {
     const compressed = brotliCompressSync(raw.view(), {
       params: {
         [zc.BROTLI_PARAM_QUALITY]: this.options.quality,
-        [zc.BROTLI_PARAM_MODE]: zc.BROTLI_MODE_TEXT,
         [zc.BROTLI_PARAM_SIZE_HINT]: raw.length,
       },
     });
@@ -93,9 +108,19 @@ export class StoreWriter {
     this.inBlock = 0;
   }
 
-  /** Writes the block index and the footer. */
+  /** Writes the vocabulary, the block index and the footer. */
   finish(): void {
     this.flush();
+    const model = this.vocabulary.encodeModel();
+    this.file.bytes(
+      brotliCompressSync(model, {
+        params: {
+          [zc.BROTLI_PARAM_QUALITY]: this.options.quality,
+          [zc.BROTLI_PARAM_LGWIN]: 24,
+          [zc.BROTLI_PARAM_SIZE_HINT]: model.length,
+        },
+      }),
+    );
     const file = this.file;
     const indexStart = file.position;
     file.out.varint(this.index.length / 3);
@@ -104,19 +129,58 @@ export class StoreWriter {
       file.drain();
     }
     file.out.u32(file.position - indexStart);
-    file.footer(MAGIC.stored);
+    file.footer(MAGIC.wordStored);
   }
 }
 
-/** Encodes the stored fields of `docs` (in doc order) into a complete `.sto` file. */
+/**
+ * Encodes the texts of a segment's documents (in doc order) into a complete `.sto` file. The texts are
+ * scanned once: their token ids are kept as varints (about a quarter of the text's size) until the
+ * vocabulary is ranked.
+ */
 export function* encodeStore(texts: readonly string[], options: StoreOptions, file: SegmentFile): Steps<void> {
-  const w = new StoreWriter(options, file);
   const due = stepClock();
+  const counts = new VocabularyBuilder();
+  const scanned = new ByteWriter(1 << 16);
+  const ends = new Float64Array(texts.length);
   for (let i = 0; i < texts.length; i++) {
-    w.add(texts[i]!);
+    counts.addText(texts[i]!, scanned);
+    ends[i] = scanned.length;
+    if ((i & 63) === 0 && due()) yield;
+  }
+  const vocabulary = counts.rank();
+  const w = new StoreWriter(options, file, vocabulary);
+  const bytes = scanned.buf;
+  const ids = new IntBuffer();
+  let p = 0;
+  for (let i = 0; i < texts.length; i++) {
+    const end = ends[i]!;
+    ids.reserve(end - p);
+    const a = ids.a;
+    let n = 0;
+    while (p < end) {
+      // varints this function wrote, so short and well formed
+      let b = bytes[p++]!;
+      let v = b & 0x7f;
+      for (let shift = 7; b >= 0x80; shift += 7) {
+        b = bytes[p++]!;
+        v |= (b & 0x7f) << shift;
+      }
+      a[n++] = v;
+    }
+    w.addMapped(a, 0, n, vocabulary.rankOfId);
     if ((i & 63) === 0 && due()) yield;
   }
   w.finish();
+}
+
+/** The magic a `.sto` file's footer should hold, from bytes ending with it: word-coded or UTF-8. */
+export function storeMagic(endingWithFooter: Uint8Array): number {
+  const n = endingWithFooter.length;
+  if (n < FOOTER_BYTES) return MAGIC.stored;
+  const b = endingWithFooter;
+  const m = (b[n - FOOTER_BYTES]! | (b[n - FOOTER_BYTES + 1]! << 8) | (b[n - FOOTER_BYTES + 2]! << 16) | (b[n - FOOTER_BYTES + 3]! << 24)) >>> 0;
+  return m === MAGIC.wordStored ? MAGIC.wordStored : MAGIC.stored;
 }
 
 interface CachedBlock {
@@ -161,12 +225,18 @@ export interface Block {
   docs: number;
 }
 
-/** Fetches documents from one `.sto` file. Owns a file descriptor until `close()`. */
+/**
+ * Fetches documents from one `.sto` file: word-coded (`QSTW`, what writers make) or, from segments
+ * written before the word model, UTF-8 text (`QSTO`). Owns a file descriptor until `close()`.
+ */
 export class StoredReader {
   private fd: number;
   private readonly blocks: Block[] = [];
   private readonly cache: BlockCache;
   private readonly cacheId: number;
+  /** Where the vocabulary lies, for a word-coded file; `model` holds it once read. */
+  private readonly modelAt: { offset: number; bytes: number } | undefined;
+  private model: WordModel | undefined;
   /** A document among the first this fraction of its block's is read from a decompressed prefix. */
   static readonly PARTIAL_FRACTION = 0.75;
   /** Compressed bytes read for a prefix, as a multiple of the proportional share. */
@@ -185,7 +255,8 @@ export class StoredReader {
       if (size < FOOTER_BYTES + 4) throw new InternalError(`Stored-fields file ${path} is truncated.`);
       const tail = Buffer.alloc(FOOTER_BYTES + 4);
       readSync(this.fd, tail, 0, tail.length, size - tail.length);
-      readFooter(tail, MAGIC.stored, path);
+      const words = storeMagic(tail) === MAGIC.wordStored;
+      readFooter(tail, words ? MAGIC.wordStored : MAGIC.stored, path);
       const indexBytes = tail.readUInt32LE(0);
       const indexStart = size - FOOTER_BYTES - 4 - indexBytes;
       if (indexStart < 0) throw new InternalError(`Stored-fields file ${path} has a bad block index length.`);
@@ -203,7 +274,8 @@ export class StoredReader {
         offset += compressed;
         firstDoc += docs;
       }
-      if (offset !== indexStart) throw new InternalError(`Stored-fields file ${path}: blocks do not end where the index starts.`);
+      if (words ? offset >= indexStart : offset !== indexStart) throw new InternalError(`Stored-fields file ${path}: blocks do not end where the ${words ? 'vocabulary' : 'index'} starts.`);
+      this.modelAt = words ? { offset, bytes: indexStart - offset } : undefined;
       this.docCount = firstDoc;
     } catch (err) {
       closeSync(this.fd);
@@ -211,27 +283,34 @@ export class StoredReader {
     }
   }
 
-  get blockCount(): number {
-    return this.blocks.length;
+  /** The vocabulary that codes this file's texts, read on first use; undefined for a UTF-8 file. */
+  wordModel(): WordModel | undefined {
+    if (this.model !== undefined || this.modelAt === undefined) return this.model;
+    const compressed = this.readAt(this.modelAt.offset, this.modelAt.bytes, 'its vocabulary');
+    try {
+      this.model = new WordModel(brotliDecompressSync(compressed));
+    } catch (err) {
+      throw new InternalError(`Stored-fields file ${this.path} has a malformed vocabulary.`, { cause: err });
+    }
+    return this.model;
   }
 
-  /** Where block `k` lies: its first doc, document count and sizes. */
-  blockInfo(k: number): Readonly<Block> {
-    return this.blocks[k]!;
+  /** `bytes` of the file from `offset`. */
+  private readAt(offset: number, bytes: number, what: string): Buffer {
+    const out = Buffer.allocUnsafe(bytes);
+    let got = 0;
+    while (got < bytes) {
+      const n = readSync(this.fd, out, got, bytes - got, offset + got);
+      if (n === 0) throw new InternalError(`Stored-fields file ${this.path} ends inside ${what}.`);
+      got += n;
+    }
+    return out;
   }
 
   /** The compressed bytes of block `k`, as stored (only the first `bytes` of them when given). */
-  readCompressed(k: number, bytes?: number): Buffer {
+  private readCompressed(k: number, bytes?: number): Buffer {
     const b = this.blocks[k]!;
-    const size = bytes === undefined ? b.compressed : Math.min(bytes, b.compressed);
-    const compressed = Buffer.allocUnsafe(size);
-    let got = 0;
-    while (got < size) {
-      const n = readSync(this.fd, compressed, got, size - got, b.offset + got);
-      if (n === 0) throw new InternalError(`Stored-fields file ${this.path} ends inside block ${k}.`);
-      got += n;
-    }
-    return compressed;
+    return this.readAt(b.offset, bytes === undefined ? b.compressed : Math.min(bytes, b.compressed), `block ${k}`);
   }
 
   /**
@@ -303,8 +382,8 @@ export class StoredReader {
     return { raw, starts, docs };
   }
 
-  /** The text of `doc`. */
-  get(doc: number): string {
+  /** Where `doc`'s record lies: its coded bytes are `raw[start, end)`. */
+  private record(doc: number): { raw: Uint8Array; start: number; end: number } {
     const blocks = this.blocks;
     let lo = 0;
     let hi = blocks.length - 1;
@@ -317,7 +396,33 @@ export class StoredReader {
     const i = doc - blocks[lo]!.firstDoc;
     const { raw, starts } = this.block(lo, i);
     const r = new ByteReader(raw, starts[i]!);
-    return utf8Decoder.decode(r.bytes(r.varint()));
+    const n = r.varint();
+    return { raw, start: r.pos, end: r.pos + n };
+  }
+
+  /** The text of `doc`. */
+  get(doc: number): string {
+    const { raw, start, end } = this.record(doc);
+    const model = this.wordModel();
+    if (model === undefined) return utf8Decoder.decode(raw.subarray(start, end));
+    try {
+      return model.decode(raw, start, end);
+    } catch (err) {
+      throw new InternalError(`Stored-fields file ${this.path}: document ${doc} is malformed.`, { cause: err });
+    }
+  }
+
+  /**
+   * Appends the vocabulary ranks of `doc`'s tokens to `out` (a word-coded file only), so a merge
+   * re-codes a document without decoding its text.
+   */
+  ranks(doc: number, model: WordModel, out: IntBuffer): void {
+    const { raw, start, end } = this.record(doc);
+    try {
+      model.ranks(raw, start, end, out);
+    } catch (err) {
+      throw new InternalError(`Stored-fields file ${this.path}: document ${doc} is malformed.`, { cause: err });
+    }
   }
 
   close(): void {

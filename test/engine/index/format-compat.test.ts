@@ -1,14 +1,16 @@
 /**
  * The checked-in index of format version 1 (fixtures/format-v1, written by compat-fixture.ts) stays
  * readable: it passes the check and reads back its documents, postings, positions, site terms and
- * deletes. A format change that breaks this must bump FORMAT_VERSION and say what happens to old indexes.
+ * deletes, and merges into segments of the current kind. A format change that breaks this must bump FORMAT_VERSION and say what happens to old indexes.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync } from 'node:fs';
+import { cpSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { MAGIC } from '../../../src/engine/index/footer.js';
 import { checkIndex, Index, NO_MORE_DOCS } from '../../../src/engine/index/index.js';
+import { storeMagic } from '../../../src/engine/index/store.js';
 import { FIXTURE_DOCS } from './compat-fixture.js';
 import { liveDocuments, tempDir } from './fixtures.js';
 
@@ -59,7 +61,15 @@ test('the format-v1 fixture index passes the check and reads back what was writt
     const w = await index.openWriter(); // and it accepts new commits
     w.upsert({ cid: 3n, title: 'new', text: 'after the fixture' });
     assert.equal((await w.commit()).docs, 135);
+    // merged with a new segment, its UTF-8 stored text is re-coded with the merged segment's vocabulary
+    await w.forceMerge(1);
     await w.close();
+    expected.set(3n, { title: 'new', text: 'after the fixture' });
+    assert.deepEqual(liveDocuments(index), expected);
+    const merged = index.snapshot().segments;
+    assert.equal(merged.length, 1);
+    assert.equal(storeMagic(readFileSync(join(dir, `${merged[0]!.name}.sto`))), MAGIC.wordStored);
+    assert.ok(checkIndex(dir).ok);
   } finally {
     await index.close();
   }

@@ -1,0 +1,392 @@
+/**
+ * The word model of stored text. A text is cut into tokens, maximal runs of word characters and of
+ * other characters, so words and separators alternate; the single space between two words is implied
+ * rather than coded (the "spaceless word model"). Each token is written as its rank in its segment's
+ * vocabulary, most frequent first, in an end-tagged dense code: a byte ≥ 128 ends a code and bytes below
+ * it lead, so the 128 most frequent tokens take one byte, the next 16,384 two, the next 2,097,152 three.
+ *
+ * store.ts compresses these codes with Brotli in blocks. Brotli over word ranks still finds repeated
+ * phrases, while the spelling of words and most spaces are out of its way and its window spans about
+ * three times as much text: the Wikipedia extract's text takes ~26 % of its bytes this way with the
+ * vocabulary, against 37 % with Brotli over the text (docs/index-format.md, `seg_N.sto`).
+ *
+ * Which characters are word characters only affects the ratio, never the text: a token's kind is stored
+ * with it in the vocabulary, and the decoder puts a space exactly between two consecutive words.
+ */
+import { InternalError } from '../../kernel/errors.js';
+import { ByteReader, ByteWriter, IntBuffer, utf8Encoder } from './bytes.js';
+
+/**
+ * Per UTF-16 unit, 1 if it is part of a word: ASCII letters and digits, and non-ASCII except Latin-1
+ * punctuation and symbols (no-break space … ¿) and General Punctuation (dashes, quotes, …).
+ */
+const WORD_UNIT = new Uint8Array(65536).fill(1);
+for (let c = 0; c < 0xc0; c++) {
+  if (!((c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122))) WORD_UNIT[c] = 0;
+}
+WORD_UNIT.fill(0, 0x2000, 0x2070);
+
+const SPACE = 32;
+
+/**
+ * The distinct tokens of a segment's texts, each with an id in first-seen order: an open-addressing
+ * table hashed while the text is scanned, so a token already seen costs no string (a `Map` keyed by
+ * sliced strings made counting the tokens as slow as compressing the text).
+ */
+class TokenTable {
+  /** Token id + 1 per slot, 0 when empty; a power of two, at most half full. */
+  private slots = new Int32Array(1 << 12);
+  private hashes = new Int32Array(1 << 11);
+  readonly tokens: string[] = [];
+  word = new Uint8Array(1 << 11);
+
+  get size(): number {
+    return this.tokens.length;
+  }
+
+  /**
+   * Appends the ids of `text`'s coded tokens to `out`, in order, adding tokens not seen before. A single
+   * space between two words is not a token (the decoder restores it); a space at the end of the text,
+   * or between a word and a separator, is.
+   */
+  scan(text: string, out: IntBuffer): void {
+    const n = text.length;
+    out.length = 0;
+    let i = 0;
+    let prevWord = 0;
+    while (i < n) {
+      let c = text.charCodeAt(i);
+      const word = WORD_UNIT[c]!;
+      let h = Math.imul(0x811c9dc5 ^ c, 0x01000193);
+      let j = i + 1;
+      for (; j < n; j++) {
+        c = text.charCodeAt(j);
+        if (WORD_UNIT[c] !== word) break;
+        h = Math.imul(h ^ c, 0x01000193);
+      }
+      // a lone space after a word and before the next one (a separator run ends at a word or the end)
+      if (word === 0 && prevWord === 1 && j === i + 1 && j < n && text.charCodeAt(i) === SPACE) {
+        prevWord = 0;
+        i = j;
+        continue;
+      }
+      out.push(this.id(text, i, j, h, word === 1));
+      prevWord = word;
+      i = j;
+    }
+  }
+
+  /** The id of `token`, added if new; `word` is its kind. */
+  intern(token: string, word: boolean): number {
+    if (token.length === 0) throw new InternalError('An empty stored-text token.');
+    let h = Math.imul(0x811c9dc5 ^ token.charCodeAt(0), 0x01000193);
+    for (let k = 1; k < token.length; k++) h = Math.imul(h ^ token.charCodeAt(k), 0x01000193);
+    return this.id(token, 0, token.length, h, word);
+  }
+
+  /** The id of `text[i, j)`, whose hash is `h`, added if new. */
+  private id(text: string, i: number, j: number, h: number, word: boolean): number {
+    const len = j - i;
+    const tokens = this.tokens;
+    const slots = this.slots;
+    const mask = slots.length - 1;
+    let s = h & mask;
+    for (;;) {
+      const e = slots[s]!;
+      if (e === 0) break;
+      if (this.hashes[e - 1] === h) {
+        const t = tokens[e - 1]!;
+        if (t.length === len) {
+          let k = 0;
+          while (k < len && t.charCodeAt(k) === text.charCodeAt(i + k)) k++;
+          if (k === len) return e - 1;
+        }
+      }
+      s = (s + 1) & mask;
+    }
+    const id = tokens.length;
+    tokens.push(len === text.length ? text : text.slice(i, j));
+    if (id === this.hashes.length) {
+      const hashes = new Int32Array(id * 2);
+      hashes.set(this.hashes);
+      this.hashes = hashes;
+      const kinds = new Uint8Array(id * 2);
+      kinds.set(this.word);
+      this.word = kinds;
+    }
+    this.hashes[id] = h;
+    if (word) this.word[id] = 1;
+    slots[s] = id + 1;
+    if ((id + 1) * 2 > slots.length) this.grow();
+    return id;
+  }
+
+  /** Doubles the slots and re-inserts every id. */
+  private grow(): void {
+    const slots = new Int32Array(this.slots.length * 2);
+    const mask = slots.length - 1;
+    for (let id = 0; id < this.tokens.length; id++) {
+      let s = this.hashes[id]! & mask;
+      while (slots[s] !== 0) s = (s + 1) & mask;
+      slots[s] = id + 1;
+    }
+    this.slots = slots;
+  }
+}
+
+/** First rank coded with 1, 2, 3, 4 bytes (end-tagged dense code, base 128). */
+const BASE = [0, 128, 128 + 128 ** 2, 128 + 128 ** 2 + 128 ** 3, 128 + 128 ** 2 + 128 ** 3 + 128 ** 4];
+
+/** The most tokens a vocabulary may hold (four-byte codes). */
+export const MAX_VOCABULARY = BASE[4]!;
+
+/** Appends the code of `rank` to `w`. */
+export function writeRank(w: ByteWriter, rank: number): void {
+  w.reserve(4);
+  const b = w.buf;
+  let n = w.length;
+  if (rank < BASE[1]!) {
+    b[n++] = 0x80 | rank;
+  } else if (rank < BASE[2]!) {
+    const x = rank - BASE[1]!;
+    b[n++] = x >>> 7;
+    b[n++] = 0x80 | (x & 0x7f);
+  } else if (rank < BASE[3]!) {
+    const x = rank - BASE[2]!;
+    b[n++] = x >>> 14;
+    b[n++] = (x >>> 7) & 0x7f;
+    b[n++] = 0x80 | (x & 0x7f);
+  } else if (rank < BASE[4]!) {
+    const x = rank - BASE[3]!;
+    b[n++] = x >>> 21;
+    b[n++] = (x >>> 14) & 0x7f;
+    b[n++] = (x >>> 7) & 0x7f;
+    b[n++] = 0x80 | (x & 0x7f);
+  } else {
+    throw new InternalError(`Word rank ${rank} is beyond the stored-text code's ${MAX_VOCABULARY} tokens.`);
+  }
+  w.length = n;
+}
+
+/** Counts the tokens of the texts a segment will store, then ranks them. */
+export class VocabularyBuilder {
+  private readonly table = new TokenTable();
+  private counts = new Float64Array(1 << 11);
+  private readonly ids = new IntBuffer();
+
+  /**
+   * Counts the tokens of `text`; appends their ids to `ids` (as varints) when given, so the text need
+   * not be scanned again to code it (`Vocabulary.rankOfId`).
+   */
+  addText(text: string, ids?: ByteWriter): void {
+    const scanned = this.ids;
+    this.table.scan(text, scanned);
+    if (this.table.size > this.counts.length) this.growCounts();
+    const counts = this.counts;
+    const a = scanned.a;
+    for (let k = 0; k < scanned.length; k++) counts[a[k]!]!++;
+    if (ids !== undefined) for (let k = 0; k < scanned.length; k++) ids.varint(a[k]!);
+  }
+
+  /** Counts `count` occurrences of a token (a merge carries its sources' counts over). */
+  add(token: string, word: boolean, count: number): void {
+    const id = this.table.intern(token, word);
+    if (id === this.counts.length) this.growCounts();
+    this.counts[id]! += count;
+  }
+
+  /** Makes room for a count per token seen. */
+  private growCounts(): void {
+    let size = this.counts.length * 2;
+    while (size < this.table.size) size *= 2;
+    const next = new Float64Array(size);
+    next.set(this.counts);
+    this.counts = next;
+  }
+
+  /** The vocabulary, most frequent token first (ties in first-seen order, so a build is reproducible). */
+  rank(): Vocabulary {
+    const n = this.table.size;
+    if (n > MAX_VOCABULARY) throw new InternalError(`A segment's stored text has ${n} distinct tokens, more than ${MAX_VOCABULARY}.`);
+    const counts = this.counts;
+    const byRank = Array.from({ length: n }, (_, id) => id).sort((a, b) => counts[b]! - counts[a]! || a - b);
+    const rankOfId = new Int32Array(n);
+    for (let r = 0; r < n; r++) rankOfId[byRank[r]!] = r;
+    return new Vocabulary(this.table, rankOfId, byRank);
+  }
+}
+
+/** A segment's ranked tokens, as the writer codes texts with them. */
+export class Vocabulary {
+  private readonly ids = new IntBuffer();
+
+  constructor(
+    private readonly table: TokenTable,
+    /** The rank of each token id the builder gave out. */
+    readonly rankOfId: Int32Array,
+    /** Token ids in rank order. */
+    private readonly byRank: readonly number[],
+  ) {}
+
+  get size(): number {
+    return this.byRank.length;
+  }
+
+  /** The rank of a counted token. */
+  rankOf(token: string, word: boolean): number {
+    const id = this.table.intern(token, word);
+    if (id >= this.rankOfId.length) throw new InternalError(`Stored-text token ${JSON.stringify(token.slice(0, 40))} is not in its segment's vocabulary.`);
+    return this.rankOfId[id]!;
+  }
+
+  /** Appends the codes of `text`'s tokens to `w` (every token must have been counted). */
+  writeText(w: ByteWriter, text: string): void {
+    const ids = this.ids;
+    this.table.scan(text, ids);
+    const a = ids.a;
+    const rankOfId = this.rankOfId;
+    for (let k = 0; k < ids.length; k++) {
+      const id = a[k]!;
+      if (id >= rankOfId.length) throw new InternalError('A stored text has a token its segment did not count.');
+      writeRank(w, rankOfId[id]!);
+    }
+  }
+
+  /** The model section: varint tokenCount, per rank varint (utf8Bytes · 2 + isWord) · UTF-8. */
+  encodeModel(): Uint8Array {
+    const w = new ByteWriter(1 << 16);
+    const { tokens, word } = this.table;
+    w.varint(this.byRank.length);
+    for (const id of this.byRank) {
+      const b = utf8Encoder.encode(tokens[id]!);
+      w.varint(b.length * 2 + word[id]!);
+      w.bytes(b);
+    }
+    return w.view();
+  }
+}
+
+/** Scratch output of `WordModel.decode`, grown as needed (decoding is synchronous, so one suffices). */
+let scratch = Buffer.allocUnsafe(1 << 16);
+
+/** A segment's vocabulary as the reader decodes with it: every token's UTF-8 in one buffer. */
+export class WordModel {
+  /** UTF-8 of every token, in rank order. */
+  private readonly bytes: Uint8Array;
+  /** Where each rank's bytes start; `starts[size]` is the end. */
+  private readonly starts: Uint32Array;
+  private readonly word: Uint8Array;
+  readonly size: number;
+
+  /** Reads a model section (see `Vocabulary.encodeModel`). */
+  constructor(model: Uint8Array) {
+    const r = new ByteReader(model);
+    const n = r.varint();
+    if (n > MAX_VOCABULARY) throw new RangeError(`model of ${n} tokens`);
+    this.size = n;
+    this.starts = new Uint32Array(n + 1);
+    this.word = new Uint8Array(n);
+    const bytes = new Uint8Array(model.length);
+    let at = 0;
+    for (let k = 0; k < n; k++) {
+      const v = r.varint();
+      const len = Math.floor(v / 2);
+      this.word[k] = v & 1;
+      bytes.set(r.bytes(len), at);
+      this.starts[k] = at;
+      at += len;
+    }
+    this.starts[n] = at;
+    if (r.pos !== model.length) throw new RangeError('model has trailing bytes');
+    this.bytes = bytes.subarray(0, at);
+  }
+
+  /** Bytes of memory the model holds. */
+  get memoryBytes(): number {
+    return this.bytes.length + this.starts.byteLength + this.word.length;
+  }
+
+  /** The token of `rank`. */
+  token(rank: number): string {
+    return Buffer.from(this.bytes.buffer, this.bytes.byteOffset + this.starts[rank]!, this.starts[rank + 1]! - this.starts[rank]!).toString('utf8');
+  }
+
+  isWord(rank: number): boolean {
+    return this.word[rank] === 1;
+  }
+
+  /** The text coded in `codes[start, end)`. Throws a RangeError on a malformed code. */
+  decode(codes: Uint8Array, start: number, end: number): string {
+    const bytes = this.bytes;
+    const starts = this.starts;
+    const word = this.word;
+    const size = this.size;
+    let out = scratch;
+    let n = 0;
+    let prevWord = 0;
+    let p = start;
+    while (p < end) {
+      let b = codes[p++]!;
+      let rank: number;
+      if (b >= 0x80) rank = b - 0x80;
+      else {
+        let x = b;
+        let len = 1;
+        for (;;) {
+          if (p >= end || len > 3) throw new RangeError('word code past its record');
+          b = codes[p++]!;
+          if (b >= 0x80) break;
+          x = x * 128 + b;
+          len++;
+        }
+        rank = x * 128 + (b - 0x80) + BASE[len]!;
+      }
+      if (rank >= size) throw new RangeError(`word rank ${rank} beyond the model's ${size}`);
+      const from = starts[rank]!;
+      const to = starts[rank + 1]!;
+      const w = word[rank]!;
+      if (n + (to - from) + 1 > out.length) {
+        const next = Buffer.allocUnsafe(Math.max(out.length * 2, n + (to - from) + 1));
+        out.copy(next, 0, 0, n);
+        scratch = out = next;
+      }
+      if (w === 1 && prevWord === 1) out[n++] = SPACE;
+      if (to - from < 16) for (let k = from; k < to; k++) out[n++] = bytes[k]!;
+      else {
+        out.set(bytes.subarray(from, to), n);
+        n += to - from;
+      }
+      prevWord = w;
+    }
+    return out.toString('utf8', 0, n);
+  }
+
+  /** Appends the ranks coded in `codes[start, end)` to `out`'s array from `out.length`. */
+  ranks(codes: Uint8Array, start: number, end: number, out: { a: Int32Array; length: number; reserve(n: number): void }): void {
+    out.reserve(end - start);
+    const a = out.a;
+    let n = out.length;
+    let p = start;
+    while (p < end) {
+      let b = codes[p++]!;
+      if (b >= 0x80) {
+        if (b - 0x80 >= this.size) throw new RangeError(`word rank ${b - 0x80} beyond the model's ${this.size}`);
+        a[n++] = b - 0x80;
+      } else {
+        let x = b;
+        let len = 1;
+        for (;;) {
+          if (p >= end || len > 3) throw new RangeError('word code past its record');
+          b = codes[p++]!;
+          if (b >= 0x80) break;
+          x = x * 128 + b;
+          len++;
+        }
+        const rank = x * 128 + (b - 0x80) + BASE[len]!;
+        if (rank >= this.size) throw new RangeError(`word rank ${rank} beyond the model's ${this.size}`);
+        a[n++] = rank;
+      }
+    }
+    out.length = n;
+  }
+}

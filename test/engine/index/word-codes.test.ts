@@ -1,0 +1,167 @@
+/**
+ * Stored text coded with each segment's vocabulary of words and separators: any text reads back as it
+ * was written (its UTF-8), through flushes, deletes and merges that re-code documents from their ranks;
+ * codes of one to four bytes round-trip; a malformed code is an error, never a wrong text.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { ByteWriter, IntBuffer } from '../../../src/engine/index/bytes.js';
+import { MAGIC } from '../../../src/engine/index/footer.js';
+import { checkIndex, Index } from '../../../src/engine/index/index.js';
+import { storeMagic } from '../../../src/engine/index/store.js';
+import { MAX_VOCABULARY, VocabularyBuilder, WordModel, writeRank } from '../../../src/engine/index/word-codes.js';
+import { liveDocuments, tempDir } from './fixtures.js';
+
+/** What a stored text reads back as: its UTF-8 decoded (a lone surrogate becomes U+FFFD). */
+const asStored = (s: string) => Buffer.from(s, 'utf8').toString('utf8');
+
+/** Texts made of the pieces the word model treats specially, and of anything at all. */
+const PIECE = fc.oneof(
+  fc.constantFrom(' ', '  ', '\n', '\t', ' \n ', ', ', '. ', '—', ' – ', '«', '¿', '\u00a0', '\u2028', '\0', 'é', '日本', '😀', '\ud800', '\udc00x'),
+  fc.constantFrom('the', 'The', 'THE', 'of', 'word', 'Wörter', 'x1', '42', 'naïve', 'Ωμέγα', 'a'),
+  fc.string({ maxLength: 6 }),
+  fc.string({ unit: 'binary', maxLength: 4 }),
+);
+const TEXT = fc.array(PIECE, { maxLength: 30 }).map((p) => p.join(''));
+
+test('any text reads back as written, through flushes, deletes, merges and a reopen', async (t) => {
+  let run = 0;
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(fc.record({ cid: fc.bigInt({ min: 0n, max: 20n }), text: TEXT, drop: fc.boolean() }), { minLength: 1, maxLength: 40 }),
+      fc.constantFrom(1, 400, 1 << 20),
+      async (docs, maxBufferedBytes) => {
+        const dir = tempDir(t, `quarry-words-${run++}-`);
+        const expected = new Map<bigint, { title: string; text: string }>();
+        let index = await Index.open(dir, { mergeFactor: 2, mergeFloorBytes: 256, storedBlockBytes: 64, maxBufferedBytes });
+        try {
+          const writer = await index.openWriter();
+          for (const d of docs) {
+            writer.upsert({ cid: d.cid, title: 't', text: d.text });
+            expected.set(d.cid, { title: 't', text: asStored(d.text) });
+            if (d.drop) {
+              writer.delete(d.cid === 0n ? 20n : d.cid - 1n);
+              expected.delete(d.cid === 0n ? 20n : d.cid - 1n);
+            }
+          }
+          await writer.commit();
+          assert.deepEqual(liveDocuments(index), expected);
+          await writer.forceMerge(1);
+          assert.deepEqual(liveDocuments(index), expected);
+          await writer.close();
+        } finally {
+          await index.close();
+        }
+        assert.ok(checkIndex(dir).ok);
+        index = await Index.open(dir);
+        try {
+          assert.deepEqual(liveDocuments(index), expected);
+        } finally {
+          await index.close();
+        }
+      },
+    ),
+    { numRuns: 60 },
+  );
+});
+
+test('a segment with tens of thousands of distinct words codes them in one to three bytes and reads them back', async (t) => {
+  const dir = tempDir(t);
+  const index = await Index.open(dir, { mergeFactor: 2, mergeFloorBytes: 1 });
+  try {
+    const writer = await index.openWriter();
+    const texts: string[] = [];
+    // 20,000 distinct words (so ranks pass 128 and 16,512), each used a different number of times
+    for (let d = 0; d < 200; d++) {
+      const words: string[] = [];
+      for (let k = 0; k < 100; k++) words.push(`w${(d * 100 + k).toString(36)}`);
+      words.push('common', 'the', d % 2 === 0 ? 'even' : 'odd');
+      texts.push(words.join(' '));
+      writer.upsert({ cid: BigInt(d), title: '', text: texts[d]! });
+      if (d === 99) await writer.commit(); // two segments, merged below into one vocabulary
+    }
+    await writer.commit();
+    await writer.forceMerge(1);
+    const segs = index.snapshot().segments;
+    assert.equal(segs.length, 1);
+    const live = liveDocuments(index);
+    for (let d = 0; d < 200; d++) assert.equal(live.get(BigInt(d))?.text, texts[d]);
+    assert.equal(storeMagic(readFileSync(join(dir, `${segs[0]!.name}.sto`))), MAGIC.wordStored);
+    await writer.close();
+  } finally {
+    await index.close();
+  }
+});
+
+test('ranks round-trip through codes of one to four bytes; a rank past four bytes is refused', () => {
+  const builder = new VocabularyBuilder();
+  builder.addText('a');
+  const ranks = [0, 1, 127, 128, 129, 16_511, 16_512, 16_513, 2_113_663, 2_113_664, MAX_VOCABULARY - 1];
+  const w = new ByteWriter();
+  const lengths: number[] = [];
+  for (const r of ranks) {
+    const before = w.length;
+    writeRank(w, r);
+    lengths.push(w.length - before);
+  }
+  assert.deepEqual(lengths, [1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4]);
+  assert.throws(() => writeRank(new ByteWriter(), MAX_VOCABULARY), /beyond/);
+  // decoded by a model of empty words just large enough for the four-byte ranks below the last
+  const model = fakeModel(2_113_665);
+  const out = new IntBuffer();
+  const fits = w.length - 4;
+  model.ranks(w.view(), 0, fits, out);
+  assert.deepEqual([...out.view()], ranks.slice(0, -1));
+  assert.throws(() => model.ranks(w.view(), fits, w.length, new IntBuffer()), /beyond the model/);
+});
+
+test('a malformed code is an error, never a wrong text', () => {
+  const builder = new VocabularyBuilder();
+  builder.addText('alpha beta, gamma');
+  const vocabulary = builder.rank();
+  const model = new WordModel(vocabulary.encodeModel());
+  const w = new ByteWriter();
+  vocabulary.writeText(w, 'alpha beta, gamma');
+  assert.equal(model.decode(w.view(), 0, w.length), 'alpha beta, gamma');
+  // a code cut before its last byte, and a rank past the model's end
+  const cut = new ByteWriter();
+  writeRank(cut, 20_000);
+  assert.throws(() => model.decode(cut.view(), 0, cut.length - 1), RangeError);
+  assert.throws(() => model.decode(cut.view(), 0, cut.length), RangeError);
+  const past = new ByteWriter();
+  writeRank(past, model.size);
+  assert.throws(() => model.decode(past.view(), 0, past.length), RangeError);
+  assert.throws(() => model.ranks(past.view(), 0, past.length, new IntBuffer()), RangeError);
+  // four or five leading bytes are no code
+  assert.throws(() => model.decode(Uint8Array.of(1, 1, 1, 1, 0x80), 0, 5), RangeError);
+  assert.throws(() => model.decode(Uint8Array.of(1, 1, 1, 1, 1, 0x80), 0, 6), RangeError);
+  assert.throws(() => model.ranks(Uint8Array.of(1, 1, 1, 1, 1, 0x80), 0, 6, new IntBuffer()), RangeError);
+});
+
+test('a space is implied only between two words', () => {
+  const builder = new VocabularyBuilder();
+  const texts = ['a b', 'a  b', 'a b ', ' a b', 'a, b', 'a ,b', 'a', ' ', '', 'a\u00a0b', 'a—b c'];
+  for (const s of texts) builder.addText(s);
+  const vocabulary = builder.rank();
+  const model = new WordModel(vocabulary.encodeModel());
+  for (const s of texts) {
+    const w = new ByteWriter();
+    vocabulary.writeText(w, s);
+    assert.equal(model.decode(w.view(), 0, w.length), s);
+  }
+  // "a b" is two tokens, no space coded
+  const w = new ByteWriter();
+  vocabulary.writeText(w, 'a b');
+  assert.equal(w.length, 2);
+});
+
+/** A model of `size` ranks whose tokens are all empty words. */
+function fakeModel(size: number): WordModel {
+  const w = new ByteWriter(size + 8);
+  w.varint(size);
+  for (let r = 0; r < size; r++) w.byte(1);
+  return new WordModel(w.view());
+}
