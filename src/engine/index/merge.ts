@@ -76,7 +76,8 @@ export function* mergeSegments(sources: readonly MergeSource[], store: StoreOpti
   }
 
   // stored text: the live documents' tokens ranked anew for the merged segment. A word-coded source's
-  // documents are re-coded from their ranks (no text decoded); an older source's texts are tokenized.
+  // documents are re-coded from their ranks (no text decoded), its tokens counted by its vocabulary
+  // when it has no deletes, else from its live documents; an older source's texts are tokenized.
   const counts = new VocabularyBuilder();
   const ranks = new IntBuffer();
   for (const { core, deleted } of sources) {
@@ -89,14 +90,17 @@ export function* mergeSegments(sources: readonly MergeSource[], store: StoreOpti
       }
       continue;
     }
-    const used = new Uint32Array(model.size);
-    for (let d = 0; d < core.maxDoc; d++) {
-      if (isDeleted(deleted, d)) continue;
-      ranks.length = 0;
-      st.ranks(d, model, ranks);
-      const a = ranks.a;
-      for (let i = 0; i < ranks.length; i++) used[a[i]!]!++;
-      if ((d & 63) === 0 && due()) yield;
+    let used = deleted === null ? st.tokenCounts() : undefined;
+    if (used === undefined) {
+      used = new Float64Array(model.size);
+      for (let d = 0; d < core.maxDoc; d++) {
+        if (isDeleted(deleted, d)) continue;
+        ranks.length = 0;
+        st.ranks(d, model, ranks);
+        const a = ranks.a;
+        for (let i = 0; i < ranks.length; i++) used[a[i]!]!++;
+        if ((d & 63) === 0 && due()) yield;
+      }
     }
     for (let r = 0; r < model.size; r++) if (used[r]! > 0) counts.add(model.token(r), model.isWord(r), used[r]!);
   }

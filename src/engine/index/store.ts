@@ -23,7 +23,7 @@ import { FOOTER_BYTES, MAGIC, readFooter } from './footer.js';
 import type { SegmentFile } from './segment-file.js';
 import { LruCache } from './lru.js';
 import { stepClock, type Steps } from './steps.js';
-import { VocabularyBuilder, type Vocabulary, WordModel, writeRank } from './word-codes.js';
+import { tokenCounts, VocabularyBuilder, type Vocabulary, WordModel, writeRank } from './word-codes.js';
 
 
 export interface StoreOptions {
@@ -285,14 +285,23 @@ export class StoredReader {
 
   /** The vocabulary that codes this file's texts, read on first use; undefined for a UTF-8 file. */
   wordModel(): WordModel | undefined {
-    if (this.model !== undefined || this.modelAt === undefined) return this.model;
-    const compressed = this.readAt(this.modelAt.offset, this.modelAt.bytes, 'its vocabulary');
+    if (this.model === undefined && this.modelAt !== undefined) this.model = this.readModel((m) => new WordModel(m));
+    return this.model;
+  }
+
+  /** The occurrences of each rank of the vocabulary in the segment's texts, deleted ones included. */
+  tokenCounts(): Float64Array | undefined {
+    return this.modelAt === undefined ? undefined : this.readModel(tokenCounts);
+  }
+
+  private readModel<T>(parse: (model: Uint8Array) => T): T {
+    const { offset, bytes } = this.modelAt!;
+    const compressed = this.readAt(offset, bytes, 'its vocabulary');
     try {
-      this.model = new WordModel(brotliDecompressSync(compressed));
+      return parse(brotliDecompressSync(compressed));
     } catch (err) {
       throw new InternalError(`Stored-fields file ${this.path} has a malformed vocabulary.`, { cause: err });
     }
-    return this.model;
   }
 
   /** `bytes` of the file from `offset`. */

@@ -212,7 +212,7 @@ export class VocabularyBuilder {
     const byRank = Array.from({ length: n }, (_, id) => id).sort((a, b) => counts[b]! - counts[a]! || a - b);
     const rankOfId = new Int32Array(n);
     for (let r = 0; r < n; r++) rankOfId[byRank[r]!] = r;
-    return new Vocabulary(this.table, rankOfId, byRank);
+    return new Vocabulary(this.table, rankOfId, byRank, counts);
   }
 }
 
@@ -226,6 +226,8 @@ export class Vocabulary {
     readonly rankOfId: Int32Array,
     /** Token ids in rank order. */
     private readonly byRank: readonly number[],
+    /** Occurrences of each token id. */
+    private readonly counts: Float64Array,
   ) {}
 
   get size(): number {
@@ -252,7 +254,10 @@ export class Vocabulary {
     }
   }
 
-  /** The model section: varint tokenCount, per rank varint (utf8Bytes · 2 + isWord) · UTF-8. */
+  /**
+   * The model section: varint tokenCount, per rank varint (utf8Bytes · 2 + isWord) · UTF-8, then per
+   * rank varint occurrences (capped at 2^32 − 1), which a merge adds up instead of recounting.
+   */
   encodeModel(): Uint8Array {
     const w = new ByteWriter(1 << 16);
     const { tokens, word } = this.table;
@@ -262,8 +267,24 @@ export class Vocabulary {
       w.varint(b.length * 2 + word[id]!);
       w.bytes(b);
     }
+    for (const id of this.byRank) w.varint(Math.min(this.counts[id]!, 0xffffffff));
     return w.view();
   }
+}
+
+/** The occurrences of each rank of a model section (see `Vocabulary.encodeModel`). */
+export function tokenCounts(model: Uint8Array): Float64Array {
+  const r = new ByteReader(model);
+  const n = r.varint();
+  if (n > MAX_VOCABULARY) throw new RangeError(`model of ${n} tokens`);
+  for (let k = 0; k < n; k++) {
+    const bytes = Math.floor(r.varint() / 2);
+    r.pos += bytes;
+  }
+  const counts = new Float64Array(n);
+  for (let k = 0; k < n; k++) counts[k] = r.varint();
+  if (r.pos !== model.length) throw new RangeError('model has trailing bytes');
+  return counts;
 }
 
 /** Scratch output of `WordModel.decode`, grown as needed (decoding is synchronous, so one suffices). */
@@ -297,6 +318,7 @@ export class WordModel {
       at += len;
     }
     this.starts[n] = at;
+    for (let k = 0; k < n; k++) r.varint(); // the occurrences, for merges (`tokenCounts`)
     if (r.pos !== model.length) throw new RangeError('model has trailing bytes');
     this.bytes = bytes.subarray(0, at);
   }

@@ -11,7 +11,7 @@ import fc from 'fast-check';
 import { ByteWriter, IntBuffer } from '../../../src/engine/index/bytes.js';
 import { MAGIC } from '../../../src/engine/index/footer.js';
 import { checkIndex, Index } from '../../../src/engine/index/index.js';
-import { storeMagic } from '../../../src/engine/index/store.js';
+import { storeMagic, type StoredReader } from '../../../src/engine/index/store.js';
 import { MAX_VOCABULARY, VocabularyBuilder, WordModel, writeRank } from '../../../src/engine/index/word-codes.js';
 import { liveDocuments, tempDir } from './fixtures.js';
 
@@ -96,6 +96,46 @@ test('a segment with tens of thousands of distinct words codes them in one to th
   }
 });
 
+test("a merged segment's vocabulary counts its live documents' tokens, whether its sources had deletes or not", async (t) => {
+  const dir = tempDir(t);
+  const index = await Index.open(dir, { mergeFactor: 100, storedBlockBytes: 256 });
+  try {
+    const writer = await index.openWriter();
+    const words = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta', 'theta'];
+    // three segments; the second loses documents to deletes, the others keep all of theirs
+    for (let seg = 0; seg < 3; seg++) {
+      for (let d = 0; d < 40; d++) {
+        const n = seg * 40 + d;
+        const text = Array.from({ length: 1 + (n % 7) }, (_, k) => words[(n * (k + 3)) % (seg + 5)]).join(k(n));
+        writer.upsert({ cid: BigInt(n), title: '', text });
+      }
+      await writer.commit();
+    }
+    for (let n = 40; n < 80; n += 3) writer.delete(BigInt(n));
+    await writer.commit();
+    await writer.forceMerge(1);
+    const [seg] = index.snapshot().segments as unknown as { core: { maxDoc: number; store: StoredReader } }[];
+    const { store, maxDoc } = seg!.core;
+    const model = store.wordModel()!;
+    const counted = new Float64Array(model.size);
+    const ranks = new IntBuffer();
+    for (let d = 0; d < maxDoc; d++) {
+      ranks.length = 0;
+      store.ranks(d, model, ranks);
+      for (const r of ranks.view()) counted[r]!++;
+    }
+    assert.deepEqual([...store.tokenCounts()!], [...counted]);
+    // most frequent first: the ranks are the counts' order
+    for (let r = 1; r < counted.length; r++) assert.ok(counted[r - 1]! >= counted[r]!, `rank ${r}`);
+    await writer.close();
+  } finally {
+    await index.close();
+  }
+  function k(n: number): string {
+    return n % 4 === 0 ? ', ' : ' ';
+  }
+});
+
 test('ranks round-trip through codes of one to four bytes; a rank past four bytes is refused', () => {
   const builder = new VocabularyBuilder();
   builder.addText('a');
@@ -163,5 +203,6 @@ function fakeModel(size: number): WordModel {
   const w = new ByteWriter(size + 8);
   w.varint(size);
   for (let r = 0; r < size; r++) w.byte(1);
+  for (let r = 0; r < size; r++) w.byte(1); // occurrences
   return new WordModel(w.view());
 }
