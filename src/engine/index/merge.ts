@@ -80,6 +80,8 @@ export function* mergeSegments(sources: readonly MergeSource[], store: StoreOpti
   // when it has no deletes, else from its live documents; an older source's texts are tokenized.
   const counts = new VocabularyBuilder();
   const ranks = new IntBuffer();
+  /** Per word-coded source, the merged vocabulary's token id of each of its ranks (−1: not live). */
+  const idsOfRanks: (Int32Array | undefined)[] = [];
   for (const { core, deleted } of sources) {
     const st = core.store;
     const model = st.wordModel();
@@ -88,6 +90,7 @@ export function* mergeSegments(sources: readonly MergeSource[], store: StoreOpti
         if (!isDeleted(deleted, d)) counts.addText(st.get(d));
         if ((d & 63) === 0 && due()) yield;
       }
+      idsOfRanks.push(undefined);
       continue;
     }
     let used = deleted === null ? st.tokenCounts() : undefined;
@@ -102,23 +105,25 @@ export function* mergeSegments(sources: readonly MergeSource[], store: StoreOpti
         if ((d & 63) === 0 && due()) yield;
       }
     }
-    for (let r = 0; r < model.size; r++) if (used[r]! > 0) counts.add(model.token(r), model.isWord(r), used[r]!);
+    const ids = new Int32Array(model.size).fill(-1);
+    for (let r = 0; r < model.size; r++) if (used[r]! > 0) ids[r] = counts.add(model.token(r), model.isWord(r), used[r]!);
+    idsOfRanks.push(ids);
   }
   const vocabulary = counts.rank();
   const sw = new StoreWriter(store, files.sto, vocabulary);
-  for (const { core, deleted } of sources) {
+  for (const [k, { core, deleted }] of sources.entries()) {
     const st = core.store;
-    const model = st.wordModel();
-    const remap = model === undefined ? undefined : new Int32Array(model.size).fill(-1);
+    const ids = idsOfRanks[k];
+    const model = ids === undefined ? undefined : st.wordModel()!;
+    // the source's ranks as the merged segment's
+    const remap = ids?.map((id) => (id < 0 ? -1 : vocabulary.rankOfId[id]!));
     for (let d = 0; d < core.maxDoc; d++) {
       if (isDeleted(deleted, d)) continue;
       if (model === undefined || remap === undefined) sw.add(st.get(d));
       else {
         ranks.length = 0;
         st.ranks(d, model, ranks);
-        const a = ranks.a;
-        for (let i = 0; i < ranks.length; i++) if (remap[a[i]!] === -1) remap[a[i]!] = vocabulary.rankOf(model.token(a[i]!), model.isWord(a[i]!));
-        sw.addMapped(a, 0, ranks.length, remap);
+        sw.addMapped(ranks.a, 0, ranks.length, remap);
       }
       if ((d & 63) === 0 && due()) yield;
     }

@@ -21,7 +21,7 @@ export function resolveIndexOptions(o: IndexOptions = {}): ResolvedIndexOptions 
     mergeFactor: o.mergeFactor ?? 8,
     mergeFloorBytes: o.mergeFloorBytes ?? 2 * 1024 * 1024,
     maxMergedBytes: o.maxMergedBytes ?? 512 * 1024 * 1024,
-    storedBlockBytes: o.storedBlockBytes ?? 64 * 1024,
+    storedBlockBytes: o.storedBlockBytes ?? 16 * 1024,
     storedQuality: o.storedQuality ?? 5,
     storedCacheBytes: o.storedCacheBytes ?? DEFAULT_STORED_CACHE_BYTES,
     postingsCacheBytes: o.postingsCacheBytes ?? DEFAULT_POSTINGS_CACHE_BYTES,

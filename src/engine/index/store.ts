@@ -80,7 +80,12 @@ export class StoreWriter {
   addMapped(ids: Int32Array, from: number, to: number, rank: Int32Array): void {
     const rec = this.record;
     rec.length = 0;
-    for (let i = from; i < to; i++) writeRank(rec, rank[ids[i]!]!);
+    for (let i = from; i < to; i++) {
+      const r = rank[ids[i]!]!;
+      // a source's vocabulary that recorded no occurrence of a token its live text uses
+      if (r < 0) throw new InternalError(`A stored text being merged uses a token its segment's vocabulary did not count (a malformed source).`);
+      writeRank(rec, r);
+    }
     this.append();
   }
 

@@ -148,7 +148,8 @@ export interface IndexOptions {
   /** Most live bytes of the segment one merge produces (larger segments are not merged further); 0 = no
    *  limit. Default 512 MiB. */
   maxMergedBytes?: number;
-  /** Raw bytes per compressed stored-fields block. Default 64 KiB (bench/index-build.ts: size vs. fetch cost). */
+  /** Bytes of word codes (about three times as many bytes of text) per compressed stored-text block.
+   *  Default 16 KiB: a hit's text costs one block's decompression (docs/index-format.md, `seg_N.sto`). */
   storedBlockBytes?: number;
   /** Brotli quality (0–11) of stored fields. Default 5. */
   storedQuality?: number;

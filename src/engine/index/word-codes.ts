@@ -188,11 +188,12 @@ export class VocabularyBuilder {
     if (ids !== undefined) for (let k = 0; k < scanned.length; k++) ids.varint(a[k]!);
   }
 
-  /** Counts `count` occurrences of a token (a merge carries its sources' counts over). */
-  add(token: string, word: boolean, count: number): void {
+  /** Counts `count` occurrences of a token (a merge carries its sources' counts over); returns its id. */
+  add(token: string, word: boolean, count: number): number {
     const id = this.table.intern(token, word);
     if (id === this.counts.length) this.growCounts();
     this.counts[id]! += count;
+    return id;
   }
 
   /** Makes room for a count per token seen. */
@@ -232,13 +233,6 @@ export class Vocabulary {
 
   get size(): number {
     return this.byRank.length;
-  }
-
-  /** The rank of a counted token. */
-  rankOf(token: string, word: boolean): number {
-    const id = this.table.intern(token, word);
-    if (id >= this.rankOfId.length) throw new InternalError(`Stored-text token ${JSON.stringify(token.slice(0, 40))} is not in its segment's vocabulary.`);
-    return this.rankOfId[id]!;
   }
 
   /** Appends the codes of `text`'s tokens to `w` (every token must have been counted). */
