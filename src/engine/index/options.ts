@@ -22,7 +22,7 @@ export function resolveIndexOptions(o: IndexOptions = {}): ResolvedIndexOptions 
     mergeFloorBytes: o.mergeFloorBytes ?? 2 * 1024 * 1024,
     maxMergedBytes: o.maxMergedBytes ?? 512 * 1024 * 1024,
     storedBlockBytes: o.storedBlockBytes ?? 16 * 1024,
-    storedQuality: o.storedQuality ?? 5,
+    storedQuality: o.storedQuality ?? 3,
     storedCacheBytes: o.storedCacheBytes ?? DEFAULT_STORED_CACHE_BYTES,
     postingsCacheBytes: o.postingsCacheBytes ?? DEFAULT_POSTINGS_CACHE_BYTES,
   };
