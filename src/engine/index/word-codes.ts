@@ -281,7 +281,8 @@ export function tokenCounts(model: Uint8Array): Float64Array {
   return counts;
 }
 
-/** Scratch output of `WordModel.decode`, grown as needed (decoding is synchronous, so one suffices). */
+/** Scratch ranks and output of `WordModel.decode`, grown as needed (decoding is synchronous, so one of each suffices). */
+const scratchRanks = new IntBuffer();
 let scratch = Buffer.allocUnsafe(1 << 16);
 
 /** A segment's vocabulary as the reader decodes with it: every token's UTF-8 in one buffer. */
@@ -336,28 +337,15 @@ export class WordModel {
     const bytes = this.bytes;
     const starts = this.starts;
     const word = this.word;
-    const size = this.size;
+    const ranks = scratchRanks;
+    ranks.length = 0;
+    this.ranks(codes, start, end, ranks);
+    const r = ranks.a;
     let out = scratch;
     let n = 0;
     let prevWord = 0;
-    let p = start;
-    while (p < end) {
-      let b = codes[p++]!;
-      let rank: number;
-      if (b >= 0x80) rank = b - 0x80;
-      else {
-        let x = b;
-        let len = 1;
-        for (;;) {
-          if (p >= end || len > 3) throw new RangeError('word code past its record');
-          b = codes[p++]!;
-          if (b >= 0x80) break;
-          x = x * 128 + b;
-          len++;
-        }
-        rank = x * 128 + (b - 0x80) + BASE[len]!;
-      }
-      if (rank >= size) throw new RangeError(`word rank ${rank} beyond the model's ${size}`);
+    for (let i = 0; i < ranks.length; i++) {
+      const rank = r[i]!;
       const from = starts[rank]!;
       const to = starts[rank + 1]!;
       const w = word[rank]!;
