@@ -3,6 +3,7 @@
  * segment and term, and a cursor that decodes one block at a time, freqs and positions only when asked.
  */
 import type { IntBuffer } from './bytes.js';
+import { MAX_UNPACK_WIDTH, UNPACK } from './bit-unpack.js';
 import { RICE_ESCAPE, riceParameter } from './postings-format.js';
 import { BLOCK_SIZE, NO_MORE_DOCS, type PostingsCursor } from './types.js';
 
@@ -36,46 +37,34 @@ function blockBuffer(n: number): Int32Array {
  */
 function unpackGaps(b: Uint8Array, p: number, prev: number, docs: Int32Array): number {
   const gapBits = b[p]!;
-  let bp = (p + 2) * 8;
+  const at = p + 2;
   if (gapBits === 0) {
     for (let i = 0; i < BLOCK_SIZE; i++) docs[i] = ++prev;
-  } else if (gapBits <= 24) {
-    const drop = 32 - gapBits;
-    for (let i = 0; i < BLOCK_SIZE; i++) {
-      const at = bp >>> 3;
-      const w = ((b[at]! << 24) | (b[at + 1]! << 16) | (b[at + 2]! << 8) | b[at + 3]!) << (bp & 7);
-      prev += (w >>> drop) + 1;
-      docs[i] = prev;
-      bp += gapBits;
-    }
   } else {
-    for (let i = 0; i < BLOCK_SIZE; i++) {
-      prev += readBits(b, bp, gapBits - 16) * 65536 + readBits(b, bp + gapBits - 16, 16) + 1;
-      docs[i] = prev;
-      bp += gapBits;
-    }
+    unpackValues(b, at, gapBits, docs);
+    for (let i = 0; i < BLOCK_SIZE; i++) docs[i] = prev += docs[i]! + 1;
   }
-  return bp;
+  return at * 8 + BLOCK_SIZE * gapBits;
 }
 
-/** The 128 freqs of a full block, `freqBits` each from bit `bp`. */
+/** The 128 freqs of a full block, `freqBits` each from bit `bp` (a byte boundary: 128 values fill whole bytes). */
 function unpackFreqs(b: Uint8Array, bp: number, freqBits: number, freqs: Int32Array): void {
   if (freqBits === 0) {
     freqs.fill(1);
-  } else if (freqBits <= 24) {
-    const drop = 32 - freqBits;
-    for (let i = 0; i < BLOCK_SIZE; i++) {
-      const at = bp >>> 3;
-      const w = ((b[at]! << 24) | (b[at + 1]! << 16) | (b[at + 2]! << 8) | b[at + 3]!) << (bp & 7);
-      freqs[i] = (w >>> drop) + 1;
-      bp += freqBits;
-    }
   } else {
-    for (let i = 0; i < BLOCK_SIZE; i++) {
-      freqs[i] = readBits(b, bp, freqBits - 16) * 65536 + readBits(b, bp + freqBits - 16, 16) + 1;
-      bp += freqBits;
-    }
+    unpackValues(b, bp >>> 3, freqBits, freqs);
+    for (let i = 0; i < BLOCK_SIZE; i++) freqs[i]!++;
   }
+}
+
+/** 128 values of `bits` (1–31) bits each, MSB first, from byte `at` of `b` into `out`. */
+function unpackValues(b: Uint8Array, at: number, bits: number, out: Int32Array): void {
+  if (bits <= MAX_UNPACK_WIDTH) {
+    UNPACK[bits]!(b, at, out);
+    return;
+  }
+  let bp = at * 8;
+  for (let i = 0; i < BLOCK_SIZE; i++, bp += bits) out[i] = readBits(b, bp, bits - 16) * 65536 + readBits(b, bp + bits - 16, 16);
 }
 
 /** `bits` (1–24) bits of `b` starting at bit `bp`, MSB first. */
