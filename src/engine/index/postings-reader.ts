@@ -3,7 +3,7 @@
  * segment and term, and a cursor that decodes one block at a time, freqs and positions only when asked.
  */
 import type { IntBuffer } from './bytes.js';
-import { MAX_UNPACK_WIDTH, UNPACK } from './bit-unpack.js';
+import { MAX_UNPACK_WIDTH, UNPACK_DOCS, UNPACK_FREQS } from './bit-unpack.js';
 import { RICE_ESCAPE, riceParameter } from './postings-format.js';
 import { BLOCK_SIZE, NO_MORE_DOCS, type PostingsCursor } from './types.js';
 
@@ -40,9 +40,10 @@ function unpackGaps(b: Uint8Array, p: number, prev: number, docs: Int32Array): n
   const at = p + 2;
   if (gapBits === 0) {
     for (let i = 0; i < BLOCK_SIZE; i++) docs[i] = ++prev;
+  } else if (gapBits <= MAX_UNPACK_WIDTH) {
+    UNPACK_DOCS[gapBits]!(b, at, docs, prev);
   } else {
-    unpackValues(b, at, gapBits, docs);
-    for (let i = 0; i < BLOCK_SIZE; i++) docs[i] = prev += docs[i]! + 1;
+    for (let i = 0, bp = at * 8; i < BLOCK_SIZE; i++, bp += gapBits) docs[i] = prev += wideValue(b, bp, gapBits) + 1;
   }
   return at * 8 + BLOCK_SIZE * gapBits;
 }
@@ -51,20 +52,16 @@ function unpackGaps(b: Uint8Array, p: number, prev: number, docs: Int32Array): n
 function unpackFreqs(b: Uint8Array, bp: number, freqBits: number, freqs: Int32Array): void {
   if (freqBits === 0) {
     freqs.fill(1);
+  } else if (freqBits <= MAX_UNPACK_WIDTH) {
+    UNPACK_FREQS[freqBits]!(b, bp >>> 3, freqs);
   } else {
-    unpackValues(b, bp >>> 3, freqBits, freqs);
-    for (let i = 0; i < BLOCK_SIZE; i++) freqs[i]!++;
+    for (let i = 0; i < BLOCK_SIZE; i++, bp += freqBits) freqs[i] = wideValue(b, bp, freqBits) + 1;
   }
 }
 
-/** 128 values of `bits` (1–31) bits each, MSB first, from byte `at` of `b` into `out`. */
-function unpackValues(b: Uint8Array, at: number, bits: number, out: Int32Array): void {
-  if (bits <= MAX_UNPACK_WIDTH) {
-    UNPACK[bits]!(b, at, out);
-    return;
-  }
-  let bp = at * 8;
-  for (let i = 0; i < BLOCK_SIZE; i++, bp += bits) out[i] = readBits(b, bp, bits - 16) * 65536 + readBits(b, bp + bits - 16, 16);
+/** A value of `bits` (17–32) bits at bit `bp`, MSB first. */
+function wideValue(b: Uint8Array, bp: number, bits: number): number {
+  return readBits(b, bp, bits - 16) * 65536 + readBits(b, bp + bits - 16, 16);
 }
 
 /** `bits` (1–24) bits of `b` starting at bit `bp`, MSB first. */
