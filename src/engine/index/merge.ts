@@ -1,9 +1,10 @@
 /**
  * Merging segments without re-analysis: live documents of the sources are renumbered in source order,
  * each term's postings are read through the codec and re-encoded with the new doc ids (deleted docs
- * dropped), surface-form counts are summed, and stored-field blocks whose documents are all live are
- * copied compressed as they are — only blocks with deletions are decompressed and re-encoded. A merge
- * therefore costs a decode and an encode of the postings, not the analyzer and not the compressor.
+ * dropped), surface-form counts are summed, and the live documents' stored texts are re-coded with the
+ * merged segment's vocabulary (ranked from the sources' own counts) and recompressed: each segment has
+ * its own vocabulary, so no compressed block can be copied as it is. A merge therefore costs a decode
+ * and an encode of the postings and a recompression of the stored text, not the analyzer.
  *
  * Surface-form document frequencies are summed over the sources, deleted docs included (a segment's
  * counts include its deleted docs, and which forms a deleted doc held is not recorded), so after a merge
@@ -113,10 +114,10 @@ export function* mergeSegments(sources: readonly MergeSource[], store: StoreOpti
   const sw = new StoreWriter(store, files.sto, vocabulary);
   for (const [k, { core, deleted }] of sources.entries()) {
     const st = core.store;
-    const ids = idsOfRanks[k];
-    const model = ids === undefined ? undefined : st.wordModel()!;
-    // the source's ranks as the merged segment's
-    const remap = ids?.map((id) => (id < 0 ? -1 : vocabulary.rankOfId[id]!));
+    // the source's ranks as the merged segment's, mapped in place
+    const remap = idsOfRanks[k];
+    if (remap !== undefined) for (let r = 0; r < remap.length; r++) if (remap[r]! >= 0) remap[r] = vocabulary.rankOfId[remap[r]!]!;
+    const model = remap === undefined ? undefined : st.wordModel()!;
     for (let d = 0; d < core.maxDoc; d++) {
       if (isDeleted(deleted, d)) continue;
       if (model === undefined || remap === undefined) sw.add(st.get(d));
