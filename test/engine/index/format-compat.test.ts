@@ -1,7 +1,8 @@
 /**
  * The checked-in index of format version 1 (fixtures/format-v1, written by compat-fixture.ts) stays
  * readable: it passes the check and reads back its documents, postings, positions, site terms and
- * deletes, and merges into segments of the current kind. A format change that breaks this must bump FORMAT_VERSION and say what happens to old indexes.
+ * deletes, and merges into segments of the current kind. A format change that breaks this must bump
+ * FORMAT_VERSION and say what happens to old indexes.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
