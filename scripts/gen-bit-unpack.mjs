@@ -10,7 +10,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const target = fileURLToPath(new URL('../src/engine/index/bit-unpack.ts', import.meta.url));
-export const MAX_WIDTH = 24;
+const MAX_WIDTH = 24;
 
 /** The expression of value `v` (0–7) of a group of eight `width`-bit values held in bytes b0, b1, …. */
 function valueExpression(width, v) {
