@@ -11,7 +11,9 @@ import fc from 'fast-check';
 import { ByteWriter, IntBuffer } from '../../../src/engine/index/bytes.js';
 import { MAGIC } from '../../../src/engine/index/footer.js';
 import { checkIndex, Index } from '../../../src/engine/index/index.js';
-import { storeMagic, type StoredReader } from '../../../src/engine/index/store.js';
+import { SegmentFile } from '../../../src/engine/index/segment-file.js';
+import { storeMagic, StoreWriter, type StoredReader } from '../../../src/engine/index/store.js';
+import { InternalError } from '../../../src/kernel/errors.js';
 import { MAX_VOCABULARY, VocabularyBuilder, WordModel, writeRank } from '../../../src/engine/index/word-codes.js';
 import { liveDocuments, tempDir } from './fixtures.js';
 
@@ -133,6 +135,19 @@ test("a merged segment's vocabulary counts its live documents' tokens, whether i
   }
   function k(n: number): string {
     return n % 4 === 0 ? ', ' : ' ';
+  }
+});
+
+test('a merge refuses a token its source vocabulary did not count rather than code it', (t) => {
+  const builder = new VocabularyBuilder();
+  builder.addText('alpha beta');
+  const file = new SegmentFile(tempDir(t), 'seg_000001.sto');
+  try {
+    const w = new StoreWriter({ blockBytes: 1024, quality: 3 }, file, builder.rank());
+    w.addMapped(Int32Array.of(0, 1), 0, 2, Int32Array.of(1, 0)); // both ranks mapped: accepted
+    assert.throws(() => w.addMapped(Int32Array.of(0, 1), 0, 2, Int32Array.of(1, -1)), InternalError);
+  } finally {
+    file.abort();
   }
 });
 
