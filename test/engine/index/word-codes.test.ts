@@ -108,7 +108,8 @@ test("a merged segment's vocabulary counts its live documents' tokens, whether i
     for (let seg = 0; seg < 3; seg++) {
       for (let d = 0; d < 40; d++) {
         const n = seg * 40 + d;
-        const text = Array.from({ length: 1 + (n % 7) }, (_, k) => words[(n * (k + 3)) % (seg + 5)]).join(k(n));
+        const separator = n % 4 === 0 ? ', ' : ' ';
+        const text = Array.from({ length: 1 + (n % 7) }, (_, k) => words[(n * (k + 3)) % (seg + 5)]).join(separator);
         writer.upsert({ cid: BigInt(n), title: '', text });
       }
       await writer.commit();
@@ -132,9 +133,6 @@ test("a merged segment's vocabulary counts its live documents' tokens, whether i
     await writer.close();
   } finally {
     await index.close();
-  }
-  function k(n: number): string {
-    return n % 4 === 0 ? ', ' : ' ';
   }
 });
 
