@@ -4,7 +4,8 @@
  * minus the exclusions, then a population count. Each posting is touched once in a tight loop; no heap, no
  * scores. This is what lets MaxScore skip documents for the top k while `total` stays exact. A member of
  * the union may come as a ready bitset (a common term's, cached by the snapshot): it is ORed word by word.
- * A sparse union is walked instead (`SPARSE_RATIO`).
+ * A sparse union is walked instead (`SPARSE_RATIO`); one postings list alone, in a segment without
+ * deletes and with nothing filtered, is not walked at all: its length is the count.
  */
 import { NO_MORE_DOCS, type SegmentReader } from '../index/types.js';
 import { matchesAt, UnionIterator, type DocIterator } from './iterators.js';
@@ -27,18 +28,28 @@ function popcount(x: number): number {
  */
 export const SPARSE_RATIO = 4;
 
+/** A member of a counted union: its iterator and, when the snapshot keeps one, the same documents as a bitset. */
+export interface UnionMember {
+  it: DocIterator;
+  bits?: Uint32Array | undefined;
+}
+
 /** Live documents of `seg` matching any of `union`, every one of `filters` and none of `exclusions`. Consumes the iterators. */
 export function countDisjunction(
-  seg: SegmentReader, union: (DocIterator | Uint32Array)[], filters: DocIterator[], exclusions: DocIterator[], live: Uint32Array | undefined,
+  seg: SegmentReader, union: UnionMember[], filters: DocIterator[], exclusions: DocIterator[], live: Uint32Array | undefined,
 ): number {
+  // one bare postings list, every document live, nothing filtered: its length is the count
+  const only = union.length === 1 ? union[0]!.it.list : undefined;
+  if (only !== undefined && filters.length === 0 && exclusions.length === 0 && live === undefined) return only.docFreq;
   const words = (seg.maxDoc + 31) >>> 5;
   let postings = 0;
-  for (const u of union) postings += u instanceof Uint32Array ? Infinity : u.cost;
-  if (postings * SPARSE_RATIO < words) return countByWalking(union as DocIterator[], filters, exclusions, live);
+  for (const u of union) postings += u.bits !== undefined ? Infinity : u.it.cost;
+  if (postings * SPARSE_RATIO < words) return countByWalking(union.map((u) => u.it), filters, exclusions, live);
   const bits = new Uint32Array(words);
   for (const u of union) {
-    if (u instanceof Uint32Array) for (let i = 0; i < words; i++) bits[i]! |= u[i]!;
-    else fill(bits, u);
+    const ready = u.bits;
+    if (ready !== undefined) for (let i = 0; i < words; i++) bits[i]! |= ready[i]!;
+    else fill(bits, u.it);
   }
   if (filters.length > 0) {
     const f = new Uint32Array(words);
@@ -57,11 +68,10 @@ export function countDisjunction(
   return n;
 }
 
-/** `countDisjunction` of a sparse union, one document at a time; one bare postings list is its length. */
+/** `countDisjunction` of a sparse union, one document at a time. */
 function countByWalking(union: DocIterator[], filters: DocIterator[], exclusions: DocIterator[], live: Uint32Array | undefined): number {
   if (union.length === 0) return 0;
   const it: DocIterator = union.length === 1 ? union[0]! : new UnionIterator(union);
-  if (filters.length === 0 && exclusions.length === 0 && live === undefined && it.list !== undefined) return it.list.docFreq;
   let n = 0;
   next: for (let d = it.nextDoc(); d !== NO_MORE_DOCS; d = it.nextDoc()) {
     if (live !== undefined && (live[d >>> 5]! & (1 << (d & 31))) === 0) continue;

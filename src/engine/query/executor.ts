@@ -301,7 +301,7 @@ function executeSegment(
           opened.exclusions, snap.liveBits(seg), collector, snap.bm25, snap.norms(seg));
       }
       // counting consumes its own iterators; the top-k pass gets fresh ones
-      const total = countDisjunction(seg, opened.should.map((c, i) => bitsets[i] ?? c.it), opened.siteFilters, opened.exclusions, snap.liveBits(seg));
+      const total = countDisjunction(seg, opened.should.map((c, i) => ({ it: c.it, bits: bitsets[i] })), opened.siteFilters, opened.exclusions, snap.liveBits(seg));
       if (collector && total > 0) {
         const fresh = open(seg, q, weight)!;
         const filtered = seg.liveDocs < seg.maxDoc || fresh.siteFilters.length > 0 || fresh.exclusions.length > 0;

@@ -74,26 +74,42 @@ export function topKDisjunction(
   const ceilings = Float64Array.from(scorers, (s) => termBound(bm25, s));
   const leads = new Leads(scorers, fixed, ceilings);
 
-  let windowStart = leads.next(-Infinity, 0);
-  while (windowStart < NO_MORE_DOCS) {
+  let target = leads.next(-Infinity, 0);
+  while (target < NO_MORE_DOCS) {
     checkDeadline();
+    let windowStart = target;
     // the optional terms' blocks end the window; the score-only terms (common: many short blocks) are
     // bounded by the largest of their blocks the window overlaps
     let windowEnd = NO_MORE_DOCS;
     let candidates = false;
+    let sum = 0;
     for (let i = fixed; i < n; i++) {
       const c = allCursors[i]!;
       const end = c.shallowAdvance(windowStart);
       if (end === NO_MORE_DOCS) {
         bounds[i] = 0;
       } else {
-        bounds[i] = blockBound(bm25, allWeights[i]!, c, allBounds[i]);
+        sum += bounds[i] = blockBound(bm25, allWeights[i]!, c, allBounds[i]);
         if (end < windowEnd) windowEnd = end;
         candidates = true;
       }
     }
     if (!candidates) return; // every optional list exhausted: nothing left can match
-    for (let i = 0; i < fixed; i++) bounds[i] = rangeBound(bm25, allWeights[i]!, allCursors[i]!, allBounds[i], windowStart, windowEnd, ceilings[i]!);
+    for (let i = 0; i < fixed; i++) sum += bounds[i] = rangeBound(bm25, allWeights[i]!, allCursors[i]!, allBounds[i], windowStart, windowEnd, ceilings[i]!);
+    let t = Math.max(collector.minCompetitive, floor);
+    const after = windowEnd === NO_MORE_DOCS ? NO_MORE_DOCS : windowEnd + 1;
+    // a window no document of which can enter is passed over on the skip data alone: no block decoded
+    if (sum < t) {
+      target = after;
+      continue;
+    }
+    // the window starts at the next document of a term that can still lead; past the window's end, the
+    // window is drawn anew from there
+    windowStart = leads.next(t, windowStart);
+    if (windowStart > windowEnd || windowStart === NO_MORE_DOCS) {
+      target = windowStart;
+      continue;
+    }
     // ascending bound, score-only scorers ahead of every optional one; insertion sort, as consecutive
     // windows mostly keep the previous order
     for (let i = fixed + 1; i < n; i++) {
@@ -111,7 +127,6 @@ export function topKDisjunction(
       prefix[i] = acc += bounds[o]!;
     }
 
-    let t = Math.max(collector.minCompetitive, floor);
     let e = firstEssential(t);
     while (e < n) {
       let doc = NO_MORE_DOCS;
@@ -158,7 +173,7 @@ export function topKDisjunction(
         if (c.doc() === doc) c.nextDoc();
       }
     }
-    windowStart = windowEnd === NO_MORE_DOCS ? NO_MORE_DOCS : leads.next(Math.max(collector.minCompetitive, floor), windowEnd + 1);
+    target = after;
   }
 }
 
