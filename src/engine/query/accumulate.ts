@@ -20,7 +20,7 @@
  * tests force each one).
  */
 import { NO_MORE_DOCS, type PostingsCursor, type SegmentReader } from '../index/types.js';
-import type { Bm25 } from '../rank/bm25.js';
+import { roundScore, type Bm25 } from '../rank/bm25.js';
 import type { TopK } from './collector.js';
 import type { DocIterator } from './iterators.js';
 import type { TermScorer } from './maxscore.js';
@@ -65,7 +65,7 @@ function accumulateWindow(
       const o = d - base;
       const tf = c.freq();
       const s = (w * tf) / (tf + norms[d]!); // rank/bm25.ts Bm25.score, with norm(dl) from the table
-      scores[o] += round ? Math.round(s) : s;
+      scores[o] += round ? roundScore(s) : s;
       bits[o >>> 5]! |= 1 << (o & 31);
       d = c.nextDoc();
     }
@@ -190,7 +190,7 @@ export function accumulateTerms(
             if (cd === d) {
               const tf = c.freq();
               const s = (extra[j]!.weight * tf) / (tf + norm);
-              score += round ? Math.round(s) : s;
+              score += round ? roundScore(s) : s;
             }
           }
           if (j < ne) continue;

@@ -30,6 +30,7 @@
  */
 import { COMMON_GRAM_WORDS } from '../analysis/common-grams.js';
 import { NO_MORE_DOCS, SITE_TERM_PREFIX, gramTerm, type PostingsCursor, type SegmentReader } from '../index/types.js';
+import { roundScore } from '../rank/bm25.js';
 import { TopK, type CollectedHit } from './collector.js';
 import { accumulateTerms } from './accumulate.js';
 import { countDisjunction } from './count.js';
@@ -408,7 +409,7 @@ function leaderWalk(
         if (t.cursor.doc() < doc) t.cursor.advance(doc);
         const tf = t.cursor.freq();
         const s = (weights[t.id]! * tf) / (tf + norm); // rank/bm25.ts Bm25.score, with norm(dl) from the table
-        score += round ? Math.round(s) : s;
+        score += round ? roundScore(s) : s;
       }
     }
     collector.offer(score, seg, doc);

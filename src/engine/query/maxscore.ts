@@ -19,7 +19,7 @@
  * Documents it skips are not counted here: `count.ts` counts the same disjunction exactly.
  */
 import { NO_MORE_DOCS, type PostingsCursor, type SegmentReader } from '../index/types.js';
-import type { Bm25 } from '../rank/bm25.js';
+import { roundScore, type Bm25 } from '../rank/bm25.js';
 import type { TopK } from './collector.js';
 import type { BlockBounds } from './snapshot.js';
 import { checkDeadline } from './deadline.js';
@@ -145,7 +145,7 @@ export function topKDisjunction(
           if (c.doc() === doc) {
             const tf = c.freq();
             const s = (weights[i]! * tf) / (tf + norm);
-            score += round ? Math.round(s) : s;
+            score += round ? roundScore(s) : s;
           }
         }
         let competitive = true;
@@ -157,7 +157,7 @@ export function topKDisjunction(
           if (d === doc) {
             const tf = c.freq();
             const s = (weights[i]! * tf) / (tf + norm);
-            score += round ? Math.round(s) : s;
+            score += round ? roundScore(s) : s;
           }
         }
         if (competitive) {

@@ -9,7 +9,7 @@
  */
 import { BLOCK_SIZE, NO_MORE_DOCS, gramTerm, type SegmentReader } from '../index/types.js';
 import { LruCache } from '../index/lru.js';
-import { Bm25, type ScoringMode } from '../rank/bm25.js';
+import { Bm25, roundScore, type ScoringMode } from '../rank/bm25.js';
 
 /** Most per-term df values a snapshot caches (each is a few bytes; bounds a flood of distinct terms). */
 export const DF_CACHE_LIMIT = 100_000;
@@ -232,7 +232,7 @@ export class Snapshot {
         if (c.doc() < d) c.advance(d);
         const tf = c.freq();
         const x = (weights[t]! * tf) / (tf + norms[d]!); // rank/bm25.ts Bm25.score, with norm(dl) from the table
-        score += round ? Math.round(x) : x;
+        score += round ? roundScore(x) : x;
       }
       const b = (i / BLOCK_SIZE) | 0;
       if (score > perBlock[b]!) perBlock[b] = score;

@@ -28,6 +28,18 @@ export const SCALE = 1000;
  */
 export type ScoringMode = 'int' | 'float';
 
+/**
+ * `Math.round(x)` for a contribution x ≥ 0 (every BM25 contribution: idf > 0), cheaper: in a loop that
+ * decodes and scores a term's postings on Node 20, `Math.round` took ~12 of ~26 ns a posting, this ~1.
+ * For 0.5 ≤ x < 2^31 − 0.5, x + 0.5 is computed exactly or, when it crosses a
+ * power of two, rounds within half an ulp of a sum that cannot reach the next integer, so truncating it
+ * gives ⌊x + 0.5⌋ = Math.round(x); below 0.5 both give 0 (where x + 0.5 alone would round the largest
+ * double under 0.5 up to 1). Contributions are far under 2^31 (1000 · idf · 2.2 with idf < 50).
+ */
+export function roundScore(x: number): number {
+  return x < 0.5 ? 0 : (x + 0.5) | 0;
+}
+
 /** ln(1 + (N − df + 0.5)/(df + 0.5)), in float64. */
 export function idf(docCount: number, df: number): number {
   return Math.log(1 + (docCount - df + 0.5) / (df + 0.5));
@@ -64,6 +76,6 @@ export class Bm25 {
   /** One term's contribution to one document. */
   score(weight: number, tf: number, dl: number): number {
     const s = (weight * tf) / (tf + (this.a + this.bn * dl));
-    return this.round ? Math.round(s) : s;
+    return this.round ? roundScore(s) : s;
   }
 }
