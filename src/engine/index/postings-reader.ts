@@ -383,15 +383,30 @@ export class BlockPostingsCursor implements PostingsCursor {
 
   shallowAdvance(target: number): number {
     const last = this.lastDocs;
-    let lo = 0;
-    let hi = this.nBlocks;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (last[mid]! < target) lo = mid + 1;
-      else hi = mid;
+    const nb = this.nBlocks;
+    // targets mostly move on by a block or a few (a scorer's next window): gallop from the current
+    // block, and search from the first only for a target behind it
+    let lo = this.shallow;
+    if (lo >= nb || (lo > 0 && last[lo - 1]! >= target)) lo = 0;
+    if (lo < nb && last[lo]! < target) {
+      let step = 1;
+      let bound = lo + 1;
+      while (bound < nb && last[bound]! < target) {
+        lo = bound;
+        step += step;
+        bound = lo + step;
+      }
+      // last[lo] < target; the answer is in (lo, min(bound, nb)]
+      let hi = bound < nb ? bound : nb;
+      lo++;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (last[mid]! < target) lo = mid + 1;
+        else hi = mid;
+      }
     }
     this.shallow = lo;
-    return lo < this.nBlocks ? last[lo]! : NO_MORE_DOCS;
+    return lo < nb ? last[lo]! : NO_MORE_DOCS;
   }
 
   shallowBlock(): number {
