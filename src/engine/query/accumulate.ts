@@ -21,6 +21,7 @@
  */
 import { NO_MORE_DOCS, type PostingsCursor, type SegmentReader } from '../index/types.js';
 import { roundScore, type Bm25 } from '../rank/bm25.js';
+import type { Norms } from './norms.js';
 import type { TopK } from './collector.js';
 import type { DocIterator } from './iterators.js';
 import type { TermScorer } from './maxscore.js';
@@ -56,7 +57,7 @@ function markWindow(it: DocIterator, mask: Uint32Array, base: number, end: numbe
 /** Adds every posting of `c` in [base, end) to the window: its contribution to `scores` (when scoring) and its bit. */
 function accumulateWindow(
   c: PostingsCursor, w: number, base: number, end: number, bits: Uint32Array, scores: Float64Array | undefined,
-  norms: Float64Array, round: boolean,
+  norms: Norms, round: boolean,
 ): void {
   let d = c.doc();
   if (d < base) d = c.advance(base);
@@ -64,7 +65,7 @@ function accumulateWindow(
     while (d < end) {
       const o = d - base;
       const tf = c.freq();
-      const s = (w * tf) / (tf + norms[d]!); // rank/bm25.ts Bm25.score, with norm(dl) from the table
+      const s = (w * tf) / (tf + norms.at(d)); // rank/bm25.ts Bm25.score
       scores[o] += round ? roundScore(s) : s;
       bits[o >>> 5]! |= 1 << (o & 31);
       d = c.nextDoc();
@@ -86,7 +87,7 @@ function accumulateWindow(
  */
 export function accumulateTerms(
   seg: SegmentReader, required: TermScorer[], optional: TermScorer[], scoreOnly: TermScorer[], filters: DocIterator[],
-  exclusions: DocIterator[], live: Uint32Array | undefined, collector: TopK | undefined, bm25: Bm25, norms: Float64Array,
+  exclusions: DocIterator[], live: Uint32Array | undefined, collector: TopK | undefined, bm25: Bm25, norms: Norms,
 ): number {
   const W = ACCUMULATE_WINDOW;
   const words = W >>> 5;
@@ -180,7 +181,7 @@ export function accumulateTerms(
           // the extra terms, as MaxScore's non-essential ones: advanced to this match only while their
           // remaining bounds can still lift it to the threshold (ties at it can still enter)
           const d = base + o;
-          const norm = norms[d]!;
+          const norm = norms.at(d);
           let j = 0;
           for (; j < ne; j++) {
             if (score + rest[j]! < collector.minCompetitive) break;

@@ -397,7 +397,7 @@ function leaderWalk(
       }
     }
     const stamp = (stampCounter = (stampCounter + 1) | 0);
-    const norm = norms![doc]!;
+    const norm = norms!.at(doc);
     let score = 0;
     for (let ci = 0; ci < scoring.length; ci++) {
       const c = scoring[ci]!;
@@ -408,7 +408,7 @@ function leaderWalk(
         // a clause's cursors sit on doc, except those an exact phrase left behind (it matched by its gram)
         if (t.cursor.doc() < doc) t.cursor.advance(doc);
         const tf = t.cursor.freq();
-        const s = (weights[t.id]! * tf) / (tf + norm); // rank/bm25.ts Bm25.score, with norm(dl) from the table
+        const s = (weights[t.id]! * tf) / (tf + norm); // rank/bm25.ts Bm25.score
         score += round ? roundScore(s) : s;
       }
     }

@@ -20,6 +20,7 @@
  */
 import { NO_MORE_DOCS, type PostingsCursor, type SegmentReader } from '../index/types.js';
 import { roundScore, type Bm25 } from '../rank/bm25.js';
+import type { Norms } from './norms.js';
 import type { TopK } from './collector.js';
 import type { BlockBounds } from './snapshot.js';
 import { checkDeadline } from './deadline.js';
@@ -49,7 +50,7 @@ export function blockBound(bm25: Bm25, weight: number, cursor: PostingsCursor, e
  */
 export function topKDisjunction(
   seg: SegmentReader, optional: TermScorer[], scoreOnly: TermScorer[], accept: ((doc: number) => boolean) | undefined,
-  collector: TopK, bm25: Bm25, norms: Float64Array, floor = -Infinity,
+  collector: TopK, bm25: Bm25, norms: Norms, floor = -Infinity,
 ): void {
   // score-only scorers first: the window order below keeps them ahead of every optional one
   const scorers = [...scoreOnly, ...optional];
@@ -145,7 +146,7 @@ class WindowScorer {
     private readonly fixed: number,
     private readonly accept: ((doc: number) => boolean) | undefined,
     private readonly collector: TopK,
-    private readonly norms: Float64Array,
+    private readonly norms: Norms,
     private readonly round: boolean,
   ) {}
 
@@ -173,7 +174,7 @@ class WindowScorer {
       }
       if (doc > windowEnd) return;
       if (accept === undefined || accept(doc)) {
-        const norm = norms[doc]!;
+        const norm = norms.at(doc);
         let score = 0;
         for (let i = e; i < n; i++) {
           const c = cursors[i]!;

@@ -9,6 +9,7 @@
  */
 import { BLOCK_SIZE, NO_MORE_DOCS, gramTerm, type SegmentReader } from '../index/types.js';
 import { LruCache } from '../index/lru.js';
+import { Norms } from './norms.js';
 import { Bm25, roundScore, type ScoringMode } from '../rank/bm25.js';
 
 /** Most per-term df values a snapshot caches (each is a few bytes; bounds a flood of distinct terms). */
@@ -93,7 +94,7 @@ export class Snapshot {
   readonly bm25: Bm25;
   private readonly dfCache = new Map<string, number>();
   private readonly liveBitsCache = new Map<SegmentReader, Uint32Array>();
-  private readonly normsCache = new Map<SegmentReader, Float64Array>();
+  private readonly normsCache = new Map<SegmentReader, Norms>();
   private readonly termBitsCache = new LruCache<Uint32Array, string>(TERM_BITS_CACHE_BYTES, (b) => b.byteLength);
   private readonly blockBoundsCache = new LruCache<BlockBounds, string>(BLOCK_BOUNDS_CACHE_BYTES, (b) => 2 * b.perBlock.byteLength);
   private readonly segmentKeys = new Map<SegmentReader, number>();
@@ -139,17 +140,11 @@ export class Snapshot {
     return df;
   }
 
-  /**
-   * norm(dl) = A + Bn·dl of every doc of the segment (rank/bm25.ts), computed once per snapshot: the
-   * scoring loops read one array instead of calling `length` and multiplying per posting. The same float64
-   * operations as `Bm25.norm`, so the same bits.
-   */
-  norms(s: SegmentReader): Float64Array {
+  /** norm(dl) of the segment's documents under this snapshot's statistics (norms.ts), built once per snapshot. */
+  norms(s: SegmentReader): Norms {
     let norms = this.normsCache.get(s);
     if (!norms) {
-      norms = new Float64Array(s.maxDoc);
-      const { a, bn } = this.bm25;
-      for (let d = 0; d < s.maxDoc; d++) norms[d] = a + bn * s.length(d);
+      norms = Norms.of(s, this.bm25);
       this.normsCache.set(s, norms);
     }
     return norms;
@@ -231,7 +226,7 @@ export class Snapshot {
         const c = cursors[t]!;
         if (c.doc() < d) c.advance(d);
         const tf = c.freq();
-        const x = (weights[t]! * tf) / (tf + norms[d]!); // rank/bm25.ts Bm25.score, with norm(dl) from the table
+        const x = (weights[t]! * tf) / (tf + norms.at(d)); // rank/bm25.ts Bm25.score
         score += round ? roundScore(x) : x;
       }
       const b = (i / BLOCK_SIZE) | 0;
