@@ -1,7 +1,8 @@
 /**
  * The exact `total` of a disjunction on a segment large enough that a union of rare words is counted by
  * walking it rather than through a bitset of the whole segment (count.ts, SPARSE_RATIO): filters,
- * exclusions and deleted documents must count as they do in the bitset pass and in the reference.
+ * exclusions and deleted documents must count as they do in the bitset pass and in the reference; and a
+ * frequent word's bitset beside rare words' lists is counted without a union bitset.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -25,6 +26,7 @@ test('a sparse union is counted by walking it, with filters, exclusions and dele
       if (i % 613 === 5 || i % 509 === 3 && i % 2 === 0) words.push('obsidian');
       if (i % 797 === 7) words.push('pumice');
       if (i % 3 === 0) words.push('marble');
+      if (i % 5 === 0) words.push('slate');
       const doc: StoredDocument = { cid: BigInt(i + 1), title: '', text: words.join(' ') };
       if (i % 4 !== 0) doc.host = i % 4 === 1 ? 'one.example' : 'two.example';
       docs.push(doc);
@@ -47,6 +49,16 @@ test('a sparse union is counted by walking it, with filters, exclusions and dele
         const got = s.search(q, { pageSize: 5, snippets: false });
         assert.equal(got.total, want.total, `${label}: total of ${q}`);
         assert.deepEqual(got.hits.map((h) => [h.cid, h.score]), want.hits.slice(0, 5).map((h) => [h.cid, h.score]), `${label}: hits of ${q}`);
+      }
+      // a word in a fifth of the documents has a bitset (snapshot.ts termBits) and is not common: the
+      // union counts its bitset and adds the rarer words' documents outside it
+      for (const q of ['slate basalt', 'slate basalt pumice', 'obsidian slate']) {
+        const want = referenceSearch(live, q, REFERENCE_COMMON_RATIO);
+        for (const plan of ['auto', 'maxscore'] as const) {
+          const got = createSearcher([...index.snapshot().segments], 1, { plan }).search(q, { pageSize: 5, snippets: false });
+          assert.equal(got.total, want.total, `${label}: total of ${q} (${plan})`);
+          assert.deepEqual(got.hits.map((h) => [h.cid, h.score]), want.hits.slice(0, 5).map((h) => [h.cid, h.score]), `${label}: hits of ${q} (${plan})`);
+        }
       }
     };
     check(docs, 'all live');
