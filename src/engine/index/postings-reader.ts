@@ -5,7 +5,7 @@
 import type { IntBuffer } from './bytes.js';
 import { MAX_UNPACK_WIDTH, UNPACK_DOCS, UNPACK_FREQS } from './bit-unpack.js';
 import { RICE_ESCAPE, riceParameter } from './postings-format.js';
-import { BLOCK_SIZE, NO_MORE_DOCS, type PostingsCursor } from './types.js';
+import { BLOCK_SIZE, NO_MORE_DOCS, type PostingsBuffer, type PostingsCursor } from './types.js';
 
 const EMPTY_POSITIONS = new Int32Array(0);
 
@@ -304,6 +304,31 @@ export class BlockPostingsCursor implements PostingsCursor {
     while (docs[i]! < target) i++;
     this.i = i;
     return (this.cur = docs[i]!);
+  }
+
+  nextPostings(upTo: number, out: PostingsBuffer): number {
+    const cur = this.cur;
+    if (cur < 0 || cur >= upTo || cur === NO_MORE_DOCS) return 0; // before the first doc, at upTo, or past the last
+    if (this.freqBitPos >= 0) this.loadFreqs();
+    const docs = this.docs;
+    const freqs = this.freqs;
+    const count = this.count;
+    const outDocs = out.docs;
+    const outFreqs = out.freqs;
+    let i = this.i;
+    let n = 0;
+    for (; i < count && docs[i]! < upTo; i++, n++) {
+      outDocs[n] = docs[i]!;
+      outFreqs[n] = freqs[i]!;
+    }
+    if (i < count) {
+      this.i = i;
+      this.cur = docs[i]!;
+    } else {
+      this.i = count - 1;
+      this.nextDoc(); // the next block's first doc
+    }
+    return n;
   }
 
   positions(): Int32Array {

@@ -37,6 +37,15 @@ export const gramTerm = (a: string, b: string): string => `${GRAM_TERM_PREFIX}${
 /** Synthetic terms (`site:`, `gram:`) carry no positions and never count in a document's length. */
 export const hasPositions = (term: string): boolean => !term.startsWith(SITE_TERM_PREFIX) && !term.startsWith(GRAM_TERM_PREFIX);
 
+/** Room for one block of postings (`PostingsCursor.nextPostings`): BLOCK_SIZE docs and their freqs. */
+export interface PostingsBuffer {
+  readonly docs: Int32Array;
+  readonly freqs: Int32Array;
+}
+
+/** An empty PostingsBuffer. */
+export const postingsBuffer = (): PostingsBuffer => ({ docs: new Int32Array(BLOCK_SIZE), freqs: new Int32Array(BLOCK_SIZE) });
+
 /**
  * A cursor over one term's postings in one segment, in increasing DocId order, deleted documents included
  * (callers check `SegmentReader.isLive`).
@@ -53,6 +62,14 @@ export interface PostingsCursor {
   freq(): number;
   /** Positions of the term in the current document, ascending. Only for cursors opened with positions. */
   positions(): Int32Array;
+  /**
+   * Copies the current doc and the docs after it that are below `upTo`, with their freqs, to `out` from
+   * index 0, at most BLOCK_SIZE of them (a scorer calls again for more), and moves to the first doc not
+   * copied (NO_MORE_DOCS past the last); returns how many. Nothing is copied, and the cursor stays, when
+   * it is not on a doc below `upTo`. A scoring loop reads a block's postings in one pass instead of a call
+   * per document (Lucene's `nextPostings`).
+   */
+  nextPostings(upTo: number, out: PostingsBuffer): number;
   /** Number of documents in the postings list (deleted ones included). */
   readonly docFreq: number;
 

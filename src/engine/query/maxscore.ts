@@ -18,7 +18,7 @@
  *
  * Documents it skips are not counted here: `count.ts` counts the same disjunction exactly.
  */
-import { NO_MORE_DOCS, type PostingsCursor, type SegmentReader } from '../index/types.js';
+import { NO_MORE_DOCS, postingsBuffer, type PostingsCursor, type SegmentReader } from '../index/types.js';
 import { roundScore, type Bm25 } from '../rank/bm25.js';
 import type { Norms } from './norms.js';
 import type { TopK } from './collector.js';
@@ -135,6 +135,8 @@ export function topKDisjunction(
  * instead of ~70 (V8's --trace-turbo-inlining; 292k-article index).
  */
 class WindowScorer {
+  private readonly buffer = postingsBuffer();
+
   constructor(
     private readonly seg: SegmentReader,
     /** The window's cursors by ascending bound, the score-only ones first; re-ordered per window by the caller. */
@@ -161,10 +163,34 @@ class WindowScorer {
 
   /** Offers the competitive documents of [windowStart, windowEnd], pruning from threshold `t`. */
   run(windowStart: number, windowEnd: number, t: number): void {
-    const { seg, cursors, weights, prefix, accept, collector, norms, round } = this;
+    const { cursors, weights, accept, norms, round } = this;
     const n = cursors.length;
     let e = this.firstEssential(t);
     while (e < n) {
+      if (e === n - 1) {
+        // one essential list (a lone term, or one term above the others' bounds): its postings a block at
+        // a time, without a call per document to find the next candidate
+        const c = cursors[e]!;
+        if (c.doc() < windowStart) c.advance(windowStart);
+        const got = c.nextPostings(windowEnd + 1, this.buffer);
+        if (got === 0) return;
+        const { docs, freqs } = this.buffer;
+        const w = weights[e]!;
+        for (let j = 0; j < got; j++) {
+          const doc = docs[j]!;
+          if (accept !== undefined && !accept(doc)) continue;
+          const norm = norms.at(doc);
+          const tf = freqs[j]!;
+          const s = (w * tf) / (tf + norm);
+          const raised = this.complete(doc, norm, round ? roundScore(s) : s, e, t);
+          if (raised !== t) {
+            t = raised;
+            e = this.firstEssential(t);
+            if (e === n) return;
+          }
+        }
+        continue;
+      }
       let doc = NO_MORE_DOCS;
       for (let i = e; i < n; i++) {
         const c = cursors[i]!;
@@ -184,24 +210,10 @@ class WindowScorer {
             score += round ? roundScore(s) : s;
           }
         }
-        let competitive = true;
-        for (let i = e - 1; i >= 0; i--) {
-          if (score + prefix[i]! < t) { competitive = false; break; }
-          const c = cursors[i]!;
-          let d = c.doc();
-          if (d < doc) d = c.advance(doc);
-          if (d === doc) {
-            const tf = c.freq();
-            const s = (weights[i]! * tf) / (tf + norm);
-            score += round ? roundScore(s) : s;
-          }
-        }
-        if (competitive) {
-          collector.offer(score, seg, doc);
-          if (collector.minCompetitive > t) {
-            t = collector.minCompetitive;
-            e = this.firstEssential(t);
-          }
+        const raised = this.complete(doc, norm, score, e, t);
+        if (raised !== t) {
+          t = raised;
+          e = this.firstEssential(t);
         }
       }
       for (let i = e; i < n; i++) {
@@ -209,6 +221,29 @@ class WindowScorer {
         if (c.doc() === doc) c.nextDoc();
       }
     }
+  }
+
+  /**
+   * Adds to `score` (the essential terms' contributions to `doc`) the non-essential ones, each probed
+   * only while the bounds of those left can still lift the document to `t`, and offers the document when
+   * it reaches `t`; returns the threshold after it (`t`, or the collector's raised one).
+   */
+  private complete(doc: number, norm: number, score: number, e: number, t: number): number {
+    const { cursors, weights, prefix, round, collector } = this;
+    for (let i = e - 1; i >= 0; i--) {
+      if (score + prefix[i]! < t) return t;
+      const c = cursors[i]!;
+      let d = c.doc();
+      if (d < doc) d = c.advance(doc);
+      if (d === doc) {
+        const tf = c.freq();
+        const s = (weights[i]! * tf) / (tf + norm);
+        score += round ? roundScore(s) : s;
+      }
+    }
+    if (score < t) return t; // under the collector's threshold, or under the floor the k-th best reaches
+    collector.offer(score, this.seg, doc);
+    return collector.minCompetitive > t ? collector.minCompetitive : t;
   }
 }
 

@@ -2,13 +2,14 @@
  * The postings cursor contract of types.ts over multi-block lists: `nextDoc`/`advance` land where a
  * plain sorted array says, `shallowAdvance` reports the block's last doc without moving the cursor, and
  * block/term impact summaries bound every doc's freq and length, positions read alone or appended to a
- * buffer (as a merge copies them) are the document's. Checked with random operation
+ * buffer (as a merge copies them) are the document's, and `nextPostings` copies the rest of the current
+ * block below its bound and moves past it. Checked with random operation
  * sequences against the array the segment was built from.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { BLOCK_SIZE, Index, NO_MORE_DOCS, type SegmentReader } from '../../../src/engine/index/index.js';
+import { BLOCK_SIZE, Index, NO_MORE_DOCS, postingsBuffer, type SegmentReader } from '../../../src/engine/index/index.js';
 import { IntBuffer } from '../../../src/engine/index/bytes.js';
 import { BlockPostingsCursor } from '../../../src/engine/index/postings-reader.js';
 import { tempDir } from './fixtures.js';
@@ -55,6 +56,7 @@ test('cursor operations agree with a sorted-array reference across blocks', asyn
       // near targets and far ones (a gallop over many blocks), ahead of or behind the last shallow target
       fc.oneof(fc.integer({ min: 0, max: 600 }), fc.integer({ min: 0, max: 3200 })).map((n) => ({ op: 'shallow' as const, n })),
       fc.constant({ op: 'positions' as const, n: 0 }),
+      fc.integer({ min: 0, max: 900 }).map((n) => ({ op: 'bulk' as const, n })),
       fc.integer({ min: 0, max: 2000 }).map((n) => ({ op: 'append' as const, n })),
     ),
     { maxLength: 80 },
@@ -95,6 +97,22 @@ test('cursor operations agree with a sorted-array reference across blocks', asyn
             assert.equal(c.blockMaxFreq(), Math.max(...e.freqs.slice(from, to)));
             assert.equal(c.blockMinLength(), Math.min(...e.docs.slice(from, to).map((d) => seg.length(d))));
           }
+        } else if (op === 'bulk') {
+          // the current doc and the rest of its block below cur + n, then the cursor on the next one
+          const upTo = cur + n;
+          const out = postingsBuffer();
+          const got = c.nextPostings(upTo, out);
+          const from = Math.max(i, 0);
+          let j = from;
+          if (cur >= 0 && cur !== NO_MORE_DOCS) {
+            const blockEnd = Math.min(e.docs.length, (Math.floor(i / BLOCK_SIZE) + 1) * BLOCK_SIZE);
+            while (j < blockEnd && e.docs[j]! < upTo) j++;
+          }
+          assert.equal(got, j - from, `nextPostings(${upTo}) from ${cur}`);
+          assert.deepEqual([...out.docs.subarray(0, got)], e.docs.slice(from, j));
+          assert.deepEqual([...out.freqs.subarray(0, got)], e.freqs.slice(from, j));
+          if (got > 0) i = j;
+          assert.equal(c.doc(), cur === -1 ? -1 : i < e.docs.length ? e.docs[i] : NO_MORE_DOCS);
         } else if (op === 'append') {
           if (cur === -1 || cur === NO_MORE_DOCS) continue;
           // after n values already held, as a merge's buffer does; positions() still answers after it

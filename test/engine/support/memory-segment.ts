@@ -8,7 +8,7 @@
 import { analyze } from '../../../src/engine/analysis/analyzer.js';
 import {
   BLOCK_SIZE, NO_MORE_DOCS, SITE_TERM_PREFIX, TITLE_TEXT_POSITION_GAP,
-  type PostingsCursor, type SegmentReader, type StoredDocument, type StoredHead,
+  type PostingsBuffer, type PostingsCursor, type SegmentReader, type StoredDocument, type StoredHead,
 } from '../../../src/engine/index/types.js';
 
 interface Posting { doc: number; freq: number; positions: number[] }
@@ -36,6 +36,16 @@ class MemoryCursor implements PostingsCursor {
     return this.doc();
   }
   freq(): number { return this.list[this.i]!.freq; }
+  nextPostings(upTo: number, out: PostingsBuffer): number {
+    let n = 0;
+    // the rest of the current block of BLOCK_SIZE postings, as the segment's cursor copies
+    const blockEnd = (Math.floor(Math.max(this.i, 0) / BLOCK_SIZE) + 1) * BLOCK_SIZE;
+    while (this.i >= 0 && this.i < Math.min(blockEnd, this.list.length) && this.list[this.i]!.doc < upTo) {
+      out.docs[n] = this.list[this.i]!.doc;
+      out.freqs[n++] = this.list[this.i++]!.freq;
+    }
+    return n;
+  }
   positions(): Int32Array {
     if (!this.withPositions) throw new Error('cursor opened without positions');
     return Int32Array.from(this.list[this.i]!.positions);
