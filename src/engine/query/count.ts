@@ -5,8 +5,8 @@
  * scores. This is what lets MaxScore skip documents for the top k while `total` stays exact. A member of
  * the union may come as a ready bitset (a common term's, cached by the snapshot): it is ORed word by word.
  * A sparse union is walked instead (`SPARSE_RATIO`); one postings list alone, in a segment without
- * deletes and with nothing filtered, is not walked at all: its length is the count; one bitset beside
- * lists is counted, and the lists' documents outside it added (`countBesideBitset`).
+ * deletes and with nothing filtered, is not walked at all: its length is the count; unfiltered ready
+ * bitsets are counted in one pass, and the lists' documents outside them added (`countBesideBitsets`).
  */
 import { NO_MORE_DOCS, type SegmentReader } from '../index/types.js';
 import { matchesAt, UnionIterator, type DocIterator } from './iterators.js';
@@ -43,8 +43,8 @@ export function countDisjunction(
   const only = union.length === 1 ? union[0]!.it.list : undefined;
   if (only !== undefined && filters.length === 0 && exclusions.length === 0 && live === undefined) return only.docFreq;
   const ready = union.filter((u) => u.bits !== undefined);
-  if (ready.length === 1 && filters.length === 0 && exclusions.length === 0) {
-    return countBesideBitset(ready[0]!, union.filter((u) => u !== ready[0]).map((u) => u.it), live);
+  if (ready.length > 0 && filters.length === 0 && exclusions.length === 0) {
+    return countBesideBitsets(ready, union.filter((u) => u.bits === undefined).map((u) => u.it), live);
   }
   const words = (seg.maxDoc + 31) >>> 5;
   let postings = 0;
@@ -74,22 +74,33 @@ export function countDisjunction(
 }
 
 /**
- * `countDisjunction` of one ready bitset and postings lists, unfiltered: the bitset's live documents (its
- * term's length when every document is live), plus the lists' live documents it does not hold. No union
- * bitset is built: that took a zeroed allocation and two passes over every word of the segment.
+ * `countDisjunction` of ready bitsets and postings lists, unfiltered: the live documents of the bitsets'
+ * union (a lone term's length when every document is live), counted in one pass over their words, plus
+ * the lists' live documents none of them holds. No union bitset is built: that took a zeroed allocation
+ * and a pass over every word of the segment per member and one to count.
  */
-function countBesideBitset(member: UnionMember, rest: DocIterator[], live: Uint32Array | undefined): number {
-  const bits = member.bits!;
+function countBesideBitsets(ready: UnionMember[], rest: DocIterator[], live: Uint32Array | undefined): number {
+  const sets = ready.map((u) => u.bits!);
+  const k = sets.length;
   let n = 0;
-  if (live === undefined && member.it.list !== undefined) n = member.it.list.docFreq;
-  else if (live === undefined) for (let i = 0; i < bits.length; i++) n += popcount(bits[i]!);
-  else for (let i = 0; i < bits.length; i++) n += popcount(bits[i]! & live[i]!);
+  const lone = k === 1 ? ready[0]!.it.list : undefined;
+  if (lone !== undefined && live === undefined) n = lone.docFreq;
+  else {
+    const words = sets[0]!.length;
+    for (let i = 0; i < words; i++) {
+      let w = 0;
+      for (let j = 0; j < k; j++) w |= sets[j]![i]!;
+      n += popcount(live === undefined ? w : w & live[i]!);
+    }
+  }
   if (rest.length === 0) return n;
   const it: DocIterator = rest.length === 1 ? rest[0]! : new UnionIterator(rest);
-  for (let d = it.nextDoc(); d !== NO_MORE_DOCS; d = it.nextDoc()) {
+  next: for (let d = it.nextDoc(); d !== NO_MORE_DOCS; d = it.nextDoc()) {
     const word = d >>> 5;
     const bit = 1 << (d & 31);
-    if ((bits[word]! & bit) === 0 && (live === undefined || (live[word]! & bit) !== 0)) n++;
+    if (live !== undefined && (live[word]! & bit) === 0) continue;
+    for (let j = 0; j < k; j++) if ((sets[j]![word]! & bit) !== 0) continue next;
+    n++;
   }
   return n;
 }

@@ -2,7 +2,7 @@
  * The exact `total` of a disjunction on a segment large enough that a union of rare words is counted by
  * walking it rather than through a bitset of the whole segment (count.ts, SPARSE_RATIO): filters,
  * exclusions and deleted documents must count as they do in the bitset pass and in the reference; and a
- * frequent word's bitset beside rare words' lists is counted without a union bitset.
+ * frequent words' bitsets beside rare words' lists are counted without a union bitset.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -27,6 +27,7 @@ test('a sparse union is counted by walking it, with filters, exclusions and dele
       if (i % 797 === 7) words.push('pumice');
       if (i % 3 === 0) words.push('marble');
       if (i % 5 === 0) words.push('slate');
+      if (i % 7 === 0) words.push('shale');
       const doc: StoredDocument = { cid: BigInt(i + 1), title: '', text: words.join(' ') };
       if (i % 4 !== 0) doc.host = i % 4 === 1 ? 'one.example' : 'two.example';
       docs.push(doc);
@@ -50,9 +51,9 @@ test('a sparse union is counted by walking it, with filters, exclusions and dele
         assert.equal(got.total, want.total, `${label}: total of ${q}`);
         assert.deepEqual(got.hits.map((h) => [h.cid, h.score]), want.hits.slice(0, 5).map((h) => [h.cid, h.score]), `${label}: hits of ${q}`);
       }
-      // a word in a fifth of the documents has a bitset (snapshot.ts termBits) and is not common: the
-      // union counts its bitset and adds the rarer words' documents outside it
-      for (const q of ['slate basalt', 'slate basalt pumice', 'obsidian slate']) {
+      // words in a fifth and a seventh of the documents have bitsets (snapshot.ts termBits) and are not
+      // common: the union counts its bitsets and adds the rarer words' documents outside them
+      for (const q of ['slate basalt', 'slate basalt pumice', 'obsidian slate', 'slate shale', 'shale basalt slate pumice']) {
         const want = referenceSearch(live, q, REFERENCE_COMMON_RATIO);
         for (const plan of ['auto', 'maxscore'] as const) {
           const got = createSearcher([...index.snapshot().segments], 1, { plan }).search(q, { pageSize: 5, snippets: false });
