@@ -16,6 +16,9 @@ import { compareUtf8, encodeKey, utf8Length } from './packed-strings.js';
 const BLOCK_SHIFT = 4;
 const BLOCK = 1 << BLOCK_SHIFT;
 
+/** Lookups a dictionary remembers (`find`): a few queries' terms, ~100 KB at most. */
+const RECENT_TERMS = 1024;
+
 /** One term's metadata, as `TermDictionary.info` fills it. */
 export interface TermInfo {
   docFreq: number;
@@ -52,8 +55,8 @@ export class TermDictionary implements Iterable<string> {
   private qBytes = 0;
   private maxFreq = 0;
   private minLength = 0;
-  private lastTerm: string | undefined;
-  private lastOrd = -1;
+  /** Terms looked up lately and their ordinals (−1: absent), up to RECENT_TERMS. */
+  private readonly recent = new Map<string, number>();
 
   /** Decodes the written form: `text` the terms' UTF-8 concatenated, `meta` per term varints
    *  `utf16Length · docFreq · postingsBytes · positionsBytes · maxFreq · minLength`. */
@@ -177,13 +180,16 @@ export class TermDictionary implements Iterable<string> {
     return this.data.toString('utf8', this.textAt, this.textAt + this.textBytes);
   }
 
-  /** Ordinal of `term`, or −1 (positioned on it, so `info` of it costs nothing more). */
+  /** Ordinal of `term`, or −1. */
   find(term: string): number {
-    // a query asks a segment for a term's df, then for its postings: the second lookup is free
-    if (term === this.lastTerm) return this.lastOrd;
-    const ord = this.search(term);
-    this.lastTerm = term;
-    this.lastOrd = ord;
+    // a query looks each of its terms up several times (its df, its bitset, its postings to count and
+    // again to rank), and queries share terms: a lookup is otherwise a UTF-8 encoding and a search
+    let ord = this.recent.get(term);
+    if (ord === undefined) {
+      ord = this.search(term);
+      if (this.recent.size >= RECENT_TERMS) this.recent.clear();
+      this.recent.set(term, ord);
+    }
     return ord;
   }
 
