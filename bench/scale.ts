@@ -235,7 +235,7 @@ function serveExternal(peer: ExternalPeer, r: PeerServe): ServeReport[] {
 }
 
 /** Queries drawn from the first 20,000 documents of the stream (seeded, the same for every engine). */
-async function makeQueries(source: Source, count: number): Promise<Query[]> {
+export async function makeQueries(source: Source, count: number): Promise<Query[]> {
   const sample: { id: string; title: string; text: string }[] = [];
   const first = (n: number | undefined) => Math.min(n ?? Infinity, 20_000);
   for await (const d of docsOf(source.path ? { path: source.path, docs: first(source.docs) } : { synthetic: first(source.synthetic) })) {
