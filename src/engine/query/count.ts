@@ -52,8 +52,8 @@ export function countDisjunction(
   if (postings * SPARSE_RATIO < words) return countByWalking(union.map((u) => u.it), filters, exclusions, live);
   const bits = new Uint32Array(words);
   for (const u of union) {
-    const ready = u.bits;
-    if (ready !== undefined) for (let i = 0; i < words; i++) bits[i]! |= ready[i]!;
+    const set = u.bits;
+    if (set !== undefined) for (let i = 0; i < words; i++) bits[i]! |= set[i]!;
     else fill(bits, u.it);
   }
   if (filters.length > 0) {
