@@ -1,17 +1,21 @@
 /**
- * Two builds of the engine timed against one index in one process, for a query change: the machine's
+ * Two versions of the engine timed against one index in one process, for a query change: the machine's
  * speed drifts by a quarter between runs minutes apart (docs/benchmarks.md), so two runs of the scale
- * bench cannot show a 10% change. Here both builds open the same index directory; every query is run by
- * both, alternating which goes first, for several passes; per query each build's median is kept, and the
- * report gives each build's p50 / p90 / mean of those and the median of the per-query ratios B / A.
+ * bench cannot show a 10% change. Here both versions open the same index directory; every query is run
+ * by both, alternating which goes first, for several passes; per query each version's median is kept,
+ * and the report gives each version's p50 / p90 / mean of those and the median of the per-query ratios
+ * B / A.
  *
- * The queries are the scale bench's 1–3-word and title queries for the same corpus (`makeQueries`).
- * A build is a copy of `dist/` (`node scripts/build.mjs`) placed inside the repository, so that its
- * imports find node_modules:
+ * The queries are the scale bench's 1–3-word and title queries for the same corpus (`makeQueries`). A
+ * version is a checkout of the repository (its `src/engine/index.ts` is loaded, compiled by tsx as the
+ * scale bench's own engine is), e.g. a worktree of the other commit given this checkout's node_modules:
  *
- *   node scripts/build.mjs && cp -r dist .ab-a    # at the first commit
- *   node scripts/build.mjs && cp -r dist .ab-b    # at the second
- *   node --import tsx bench/query-ab.ts <index dir> <corpus.jsonl> .ab-a .ab-b [--passes N] [--queries N]
+ *   git worktree add ../quarry-a <commit> && ln -s "$PWD/node_modules" ../quarry-a/node_modules
+ *   node --import tsx bench/query-ab.ts <index dir> <corpus.jsonl> ../quarry-a . [--passes N] [--queries N]
+ *
+ * Not copies of `dist/`: tsx also rewrites the plain JavaScript it loads, and a dist build loaded through
+ * it answered 1.4–2.6× slower than the same build under plain node (the TypeScript sources compiled by
+ * tsx ran as fast as that).
  *
  * The index is one the scale bench kept (`npm run bench:corpus -- <corpus.jsonl> --keep <dir>`: its
  * `quarry/` directory).
@@ -25,8 +29,8 @@ interface Engine {
   search(q: string): void;
 }
 
-async function open(build: string, dir: string): Promise<Engine> {
-  const mod = await import(pathToFileURL(resolve(build, 'engine/index.js')).href) as typeof import('../src/engine/index.js');
+async function open(checkout: string, dir: string): Promise<Engine> {
+  const mod = await import(pathToFileURL(resolve(checkout, 'src/engine/index.ts')).href) as typeof import('../src/engine/index.js');
   const searcher = (await mod.Index.open(dir)).searcher();
   return { search: (q) => void searcher.search(q, { snippets: false }) };
 }
@@ -41,14 +45,14 @@ const flag = (name: string, fallback: number): number => {
   const i = args.indexOf(`--${name}`);
   return i < 0 ? fallback : Number(args[i + 1]);
 };
-const [dir, corpus, buildA, buildB] = args.filter((a, i) => !a.startsWith('--') && !args[i - 1]?.startsWith('--'));
-if (!dir || !corpus || !buildA || !buildB) {
-  console.error('usage: node --import tsx bench/query-ab.ts <index dir> <corpus.jsonl> <build A> <build B> [--passes N] [--queries N]');
+const [dir, corpus, checkoutA, checkoutB] = args.filter((a, i) => !a.startsWith('--') && !args[i - 1]?.startsWith('--'));
+if (!dir || !corpus || !checkoutA || !checkoutB) {
+  console.error('usage: node --import tsx bench/query-ab.ts <index dir> <corpus.jsonl> <checkout A> <checkout B> [--passes N] [--queries N]');
   process.exit(2);
 }
 const passes = flag('passes', 3);
 const queries = (await makeQueries({ path: corpus }, flag('queries', 1000))).filter((q) => q.kind === '1–3 words' || q.kind === 'titles');
-const engines = [await open(buildA, dir), await open(buildB, dir)] as const;
+const engines = [await open(checkoutA, dir), await open(checkoutB, dir)] as const;
 for (const q of queries) for (const e of engines) e.search(q.q); // caches fill, code is compiled
 const ms = engines.map(() => queries.map(() => [] as number[]));
 for (let p = 0; p < passes; p++) {
