@@ -79,8 +79,10 @@ export async function runBuild(recipe: Recipe, opts: BuildOptions): Promise<Buil
         env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: work, LANG: 'C.UTF-8', TZ: 'UTC', SOURCE_DATE_EPOCH: '0', QUARRY_TARGET: recipe.target },
       });
       const stop = () => child.kill('SIGKILL');
-      // At the timeout, the time the build waited for a core since it started is granted on top (see
-      // MAX_WAIT_GRANTED); each later check grants what it waited meanwhile, until it waited no more.
+      // The timeout counts from the process's start (the spawn helper reports it; on a loaded machine
+      // that took longer than a short timeout). At the timeout, the time the build waited for a core since
+      // it started is granted on top (see MAX_WAIT_GRANTED); each later check grants what it waited
+      // meanwhile, until it waited no more. A build that does not start within the bound is stopped.
       const limit = recipe.build.timeoutMs;
       const cpuWait = opts.cpuWait ?? cpuWaitMs;
       let granted = 0;
@@ -94,7 +96,13 @@ export async function runBuild(recipe: Recipe, opts: BuildOptions): Promise<Buil
         granted += more;
         timer = setTimeout(expire, more);
       };
-      let timer = setTimeout(expire, limit);
+      const started = () => {
+        clearTimeout(timer);
+        timer = setTimeout(expire, limit);
+      };
+      let timer = setTimeout(stop, (MAX_WAIT_GRANTED + 1) * limit);
+      if (child.pid !== undefined) started();
+      else child.once('spawn', started);
       opts.signal?.addEventListener('abort', stop, { once: true });
       if (opts.signal?.aborted) stop();
       const done = () => { clearTimeout(timer); opts.signal?.removeEventListener('abort', stop); };
