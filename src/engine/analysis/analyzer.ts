@@ -420,6 +420,6 @@ export function analyzeTerms(text: string): string[] {
 /** Just the folded, unstemmed surface forms of `text`, in order (suggest completes these). */
 export function analyzeSurfaces(text: string): string[] {
   const out: string[] = [];
-  tokenize(text, (_term, surface) => { out.push(surface); });
+  tokenize(text, (_term, surface) => { out.push(surface); }, 0, false);
   return out;
 }

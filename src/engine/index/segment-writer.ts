@@ -21,14 +21,15 @@
  *             · u32 metaBytes · footer (QIDX)
  */
 import { constants as zc, brotliCompressSync } from 'node:zlib';
-import { stemSurface, tokenize } from '../analysis/analyzer.js';
+import { stemSurface, tokenize, type TokenSink } from '../analysis/analyzer.js';
 import { ByteWriter, IntBuffer, utf8Encoder } from './bytes.js';
 import { MAGIC } from './footer.js';
 import { encodeTermPostings } from './postings-writer.js';
 import { HeadsWriter } from './heads.js';
 import type { DocumentRecord } from '../../kernel/document.js';
 import { stepClock, type Steps } from './steps.js';
-import { encodeStore, type StoreOptions } from './store.js';
+import { StoredTextsBuilder, type StoreOptions } from './store.js';
+import { StoredTokenAnalysis } from './stored-token-analysis.js';
 import type { SegmentFile } from './segment-file.js';
 import { COMMON_GRAM_WORDS } from '../analysis/common-grams.js';
 import { SITE_TERM_PREFIX, TITLE_TEXT_POSITION_GAP, gramTerm, hasPositions } from './types.js';
@@ -53,28 +54,33 @@ export function siteTerms(host: string): string[] {
 }
 
 interface SurfaceAcc {
-  /** Id of the surface's stemmed term (one map lookup per token finds both). */
+  form: string;
+  /** Id of the surface's stemmed term, from its first token on (stemmed once per segment and form). */
   term: number;
-  /** The stemmed term (stemmed once per segment and surface form, not per token). */
-  stem: string;
   /** Index of the term among the common words whose adjacent pairs are indexed, or −1. */
   common: number;
   df: number;
+  /** The last document holding the form, −1 before its first token. */
   last: number;
 }
 
 /** Position of each common word in COMMON_GRAM_WORDS. */
-const COMMON_INDEX = new Map([...COMMON_GRAM_WORDS].map((w, i) => [w, i]));
+const COMMON_WORDS = [...COMMON_GRAM_WORDS];
+const COMMON_INDEX = new Map(COMMON_WORDS.map((w, i) => [w, i]));
 
 /**
  * An in-memory segment under construction. Doc ids are assigned in `add` order from 0.
  *
  * Inversion is deferred: `add` appends each token's (term id, position) to two flat typed arrays — one
- * map lookup and two stores per token, no per-term arrays to grow — and `encode` groups them by term with
- * a stable counting sort, which keeps each term's tokens in (doc, position) order.
+ * array lookup and two stores per token, no per-term arrays to grow — and `encode` groups them by term with
+ * a stable counting sort, which keeps each term's tokens in (doc, position) order. A text is scanned once,
+ * into its stored-text tokens, and its analyzer tokens are read from those (stored-token-analysis.ts); the
+ * text itself is not kept.
  */
 export class SegmentBuilder {
-  private readonly surfaces = new Map<string, SurfaceAcc>();
+  /** Index in `surfaceList` of each folded surface form. */
+  private readonly surfaces = new Map<string, number>();
+  private readonly surfaceList: SurfaceAcc[] = [];
   private readonly termIds = new Map<string, number>();
   private readonly termNames: string[] = [];
   /** Term id of each common-word pair (`a · n + b`), −1 until it first occurs. */
@@ -86,8 +92,16 @@ export class SegmentBuilder {
   private readonly docStart: number[] = [];
   private readonly lengths: number[] = [];
   private readonly cids: bigint[] = [];
-  private readonly stored: IndexedDocument[] = [];
-  /** Approximate memory held, in bytes (text held for storing plus the token arrays). */
+  private readonly heads = new HeadsWriter();
+  private readonly texts = new StoredTextsBuilder();
+  private readonly analysis = new StoredTokenAnalysis(this.texts.tokens, (surface) => this.surfaceNumber(surface));
+  private readonly textSurfaces = new IntBuffer();
+  /** The document being added, and its last common word's index and position (for pairs). */
+  private doc = 0;
+  private prevCommon = -1;
+  private prevPos = -2;
+  private readonly sink: TokenSink = (_unstemmed, surface, position) => this.token(this.surfaceNumber(surface), position);
+  /** Approximate memory held, in bytes (heads, the texts' token ids, the token arrays). */
   bytes = 0;
 
   get maxDoc(): number {
@@ -104,58 +118,82 @@ export class SegmentBuilder {
     return id;
   }
 
+  /**
+   * The index of a folded surface form in `surfaceList`, added if new. A form is numbered before its first
+   * token (the stored-token analysis numbers a word's forms when it first sees the word, and a text whose
+   * separators it cannot split at is tokenized whole, so that word's forms may never be used); it gets its
+   * term at its first token.
+   */
+  private surfaceNumber(surface: string): number {
+    let n = this.surfaces.get(surface);
+    if (n === undefined) {
+      n = this.surfaceList.length;
+      this.surfaceList.push({ form: surface, term: -1, common: -1, df: 0, last: -1 });
+      this.surfaces.set(surface, n);
+    }
+    return n;
+  }
+
+  /** Records a token of the document being added: surface number `n` at `position`. */
+  private token(n: number, position: number): void {
+    const s = this.surfaceList[n]!;
+    if (s.last !== this.doc) {
+      if (s.last < 0) {
+        const stem = stemSurface(s.form);
+        s.term = this.termId(stem);
+        s.common = COMMON_INDEX.get(stem) ?? -1;
+      }
+      s.last = this.doc;
+      s.df++;
+    }
+    this.tokTerm.push(s.term);
+    this.tokPos.push(position);
+    if (s.common >= 0) {
+      if (position === this.prevPos + 1) {
+        const pair = this.prevCommon * COMMON_INDEX.size + s.common;
+        let id = this.gramIds[pair]!;
+        if (id < 0) id = this.gramIds[pair] = this.termId(gramTerm(COMMON_WORDS[this.prevCommon]!, COMMON_WORDS[s.common]!));
+        this.tokTerm.push(id);
+        this.tokPos.push(-1);
+      }
+      this.prevCommon = s.common;
+      this.prevPos = position;
+    }
+  }
+
   /** Adds a document; returns its doc id in this segment. */
   add(d: IndexedDocument): number {
     const doc = this.cids.length;
-    const surfaces = this.surfaces;
     const tokTerm = this.tokTerm;
     const tokPos = this.tokPos;
-    this.docStart.push(tokTerm.length);
-    let tokens = 0;
-    let prevTerm = '';
-    let prevCommon = -1;
-    let prevPos = -2;
-    const gramIds = this.gramIds;
-    const sink = (_unstemmed: string, surface: string, position: number) => {
-      let s = surfaces.get(surface);
-      if (s === undefined) {
-        const stem = stemSurface(surface);
-        s = { term: this.termId(stem), stem, common: COMMON_INDEX.get(stem) ?? -1, df: 0, last: -1 };
-        surfaces.set(surface, s);
-      }
-      const term = s.stem;
-      if (s.last !== doc) {
-        s.last = doc;
-        s.df++;
-      }
-      tokTerm.push(s.term);
-      tokPos.push(position);
-      tokens++;
-      if (s.common >= 0) {
-        if (position === prevPos + 1) {
-          const pair = prevCommon * COMMON_INDEX.size + s.common;
-          let id = gramIds[pair]!;
-          if (id < 0) id = gramIds[pair] = this.termId(gramTerm(prevTerm, term));
-          tokTerm.push(id);
-          tokPos.push(-1);
-        }
-        prevTerm = term;
-        prevCommon = s.common;
-        prevPos = position;
-      }
-    };
-    const inTitle = tokenize(d.title, sink, 0, false);
-    tokenize(d.text, sink, inTitle + TITLE_TEXT_POSITION_GAP, false);
+    const start = tokTerm.length;
+    const held = this.texts.bytes;
+    this.docStart.push(start);
+    this.doc = doc;
+    this.prevCommon = -1;
+    this.prevPos = -2;
+    const inTitle = tokenize(d.title, this.sink, 0, false);
+    const first = inTitle + TITLE_TEXT_POSITION_GAP;
+    const ids = this.texts.add(d.text);
+    let inText: number;
+    const surfaces = this.textSurfaces;
+    if (this.analysis.surfacesOf(ids.a, ids.length, surfaces)) {
+      const a = surfaces.a;
+      inText = surfaces.length;
+      for (let k = 0; k < inText; k++) this.token(a[k]!, first + k);
+    } else {
+      inText = tokenize(d.text, this.sink, first, false);
+    }
     if (d.host !== undefined) {
       for (const t of new Set(siteTerms(d.host))) {
         tokTerm.push(this.termId(t));
         tokPos.push(-1);
       }
     }
-    this.lengths.push(tokens);
+    this.lengths.push(inTitle + inText);
     this.cids.push(d.cid);
-    this.stored.push(d);
-    this.bytes += 2 * (d.title.length + d.text.length + (d.url?.length ?? 0) + (d.host?.length ?? 0)) + 16 * tokens + 128;
+    this.heads.add(d);
+    this.bytes += 2 * (d.title.length + (d.url?.length ?? 0) + (d.host?.length ?? 0)) + (this.texts.bytes - held) + 16 * (tokTerm.length - start) + 128;
     return doc;
   }
 
@@ -186,13 +224,11 @@ export class SegmentBuilder {
     const order = Array.from({ length: nTerms }, (_, i) => i).sort((a, b) => (names[a]! < names[b]! ? -1 : names[a]! > names[b]! ? 1 : 0));
     const docs = new IntBuffer();
     const freqs = new IntBuffer();
-    const surfaces = this.surfaces;
-    const heads = new HeadsWriter();
-    for (const d of this.stored) heads.add(d);
-    yield* encodeStore(this.stored.map((d) => d.text), store, files.sto);
+    const used = this.surfaceList.filter((s) => s.df > 0).sort((a, b) => (a.form < b.form ? -1 : a.form > b.form ? 1 : 0));
+    yield* this.texts.encode(store, files.sto);
     yield* encodeIdx({
       commonGrams: true,
-      heads,
+      heads: this.heads,
       lengths: this.lengths,
       cids: this.cids,
       termCount: nTerms,
@@ -214,7 +250,7 @@ export class SegmentBuilder {
         }
       },
       surfaces: (function* (): Generator<[string, number]> {
-        for (const sf of [...surfaces.keys()].sort()) yield [sf, surfaces.get(sf)!.df];
+        for (const s of used) yield [s.form, s.df];
       })(),
     }, files.idx);
   }

@@ -139,44 +139,62 @@ export class StoreWriter {
 }
 
 /**
- * Encodes the texts of a segment's documents (in doc order) into a complete `.sto` file. The texts are
- * scanned once: their token ids are kept as varints (about a quarter of the text's size) until the
- * vocabulary is ranked.
+ * The texts of a segment being built, scanned into their tokens as they are added: each text's token ids
+ * are kept as varints (about a quarter of the text's size) until the vocabulary is ranked, so the text
+ * itself need not be kept nor scanned again. The segment's writer reads the analyzer's tokens from the
+ * same ids (stored-token-analysis.ts).
  */
-export function* encodeStore(texts: readonly string[], options: StoreOptions, file: SegmentFile): Steps<void> {
-  const due = stepClock();
-  const counts = new VocabularyBuilder();
-  const scanned = new ByteWriter(1 << 16);
-  const ends = new Float64Array(texts.length);
-  for (let i = 0; i < texts.length; i++) {
-    counts.addText(texts[i]!, scanned);
-    ends[i] = scanned.length;
-    if ((i & 63) === 0 && due()) yield;
+export class StoredTextsBuilder {
+  private readonly counts = new VocabularyBuilder();
+  private readonly scanned = new ByteWriter(1 << 16);
+  private readonly ends: number[] = [];
+
+  /** Adds the next document's text; returns its token ids, in a buffer the next call reuses. */
+  add(text: string): Readonly<IntBuffer> {
+    const ids = this.counts.addText(text, this.scanned);
+    this.ends.push(this.scanned.length);
+    return ids;
   }
-  const vocabulary = counts.rank();
-  const w = new StoreWriter(options, file, vocabulary);
-  const bytes = scanned.buf;
-  const ids = new IntBuffer();
-  let p = 0;
-  for (let i = 0; i < texts.length; i++) {
-    const end = ends[i]!;
-    ids.reserve(end - p);
-    const a = ids.a;
-    let n = 0;
-    while (p < end) {
-      // varints this function wrote, so short and well formed
-      let b = bytes[p++]!;
-      let v = b & 0x7f;
-      for (let shift = 7; b >= 0x80; shift += 7) {
-        b = bytes[p++]!;
-        v |= (b & 0x7f) << shift;
+
+  /** The distinct tokens of the texts added so far. */
+  get tokens(): Pick<VocabularyBuilder, 'token' | 'isWord'> {
+    return this.counts;
+  }
+
+  /** Bytes of the token ids held. */
+  get bytes(): number {
+    return this.scanned.length;
+  }
+
+  /** Writes the complete `.sto` file of the texts added, in their order. */
+  *encode(options: StoreOptions, file: SegmentFile): Steps<void> {
+    const due = stepClock();
+    const vocabulary = this.counts.rank();
+    const w = new StoreWriter(options, file, vocabulary);
+    const bytes = this.scanned.buf;
+    const ends = this.ends;
+    const ids = new IntBuffer();
+    let p = 0;
+    for (let i = 0; i < ends.length; i++) {
+      const end = ends[i]!;
+      ids.reserve(end - p);
+      const a = ids.a;
+      let n = 0;
+      while (p < end) {
+        // varints `add` wrote, so short and well formed
+        let b = bytes[p++]!;
+        let v = b & 0x7f;
+        for (let shift = 7; b >= 0x80; shift += 7) {
+          b = bytes[p++]!;
+          v |= (b & 0x7f) << shift;
+        }
+        a[n++] = v;
       }
-      a[n++] = v;
+      w.addMapped(a, 0, n, vocabulary.rankOfId);
+      if ((i & 63) === 0 && due()) yield;
     }
-    w.addMapped(a, 0, n, vocabulary.rankOfId);
-    if ((i & 63) === 0 && due()) yield;
+    w.finish();
   }
-  w.finish();
 }
 
 /** The magic a `.sto` file's footer should hold, from bytes ending with it: word-coded or UTF-8. */

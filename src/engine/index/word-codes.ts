@@ -176,9 +176,10 @@ export class VocabularyBuilder {
 
   /**
    * Counts the tokens of `text`; appends their ids to `ids` (as varints) when given, so the text need
-   * not be scanned again to code it (`Vocabulary.rankOfId`).
+   * not be scanned again to code it (`Vocabulary.rankOfId`). Returns the text's token ids in order, in a
+   * buffer that the next call reuses.
    */
-  addText(text: string, ids?: ByteWriter): void {
+  addText(text: string, ids?: ByteWriter): Readonly<IntBuffer> {
     const scanned = this.ids;
     this.table.scan(text, scanned);
     if (this.table.size > this.counts.length) this.growCounts();
@@ -186,6 +187,17 @@ export class VocabularyBuilder {
     const a = scanned.a;
     for (let k = 0; k < scanned.length; k++) counts[a[k]!]!++;
     if (ids !== undefined) for (let k = 0; k < scanned.length; k++) ids.varint(a[k]!);
+    return scanned;
+  }
+
+  /** The token of id `id` (as `addText` returned it). */
+  token(id: number): string {
+    return this.table.tokens[id]!;
+  }
+
+  /** Whether token `id` is a run of word characters (else of other characters). */
+  isWord(id: number): boolean {
+    return this.table.word[id] === 1;
   }
 
   /** Counts `count` occurrences of a token (a merge carries its sources' counts over); returns its id. */
