@@ -14,7 +14,7 @@
  * with it in the vocabulary, and the decoder puts a space exactly between two consecutive words.
  */
 import { InternalError } from '../../kernel/errors.js';
-import { ByteReader, ByteWriter, IntBuffer, utf8Encoder } from './bytes.js';
+import { ByteReader, ByteWriter, IntBuffer } from './bytes.js';
 
 /**
  * Per UTF-16 unit, 1 if it is part of a word: ASCII letters and digits, and non-ASCII except Latin-1
@@ -31,18 +31,20 @@ const SPACE = 32;
 /**
  * The distinct tokens of a segment's texts, each with an id in first-seen order: an open-addressing
  * table hashed while the text is scanned, so a token already seen costs no string (a `Map` keyed by
- * sliced strings made counting the tokens as slow as compressing the text).
+ * sliced strings made counting the tokens as slow as compressing the text). Tokens are kept as UTF-16 code
+ * units in one pool, not as strings: a slice of a text would keep the whole text alive, and a probe
+ * compares within two typed arrays.
  */
 class TokenTable {
-  /** Token id + 1 per slot, 0 when empty; a power of two, at most half full. */
-  private slots = new Int32Array(1 << 12);
-  private hashes = new Int32Array(1 << 11);
-  readonly tokens: string[] = [];
+  /** Per slot, token id + 1 (0 when empty) and the token's hash beside it; at most half the slots are full. */
+  private slots = new Int32Array(2 << 12);
+  /** The code units of every token, in id order; token `id` is `units[starts[id], starts[id + 1])`. */
+  private units = new Uint16Array(1 << 16);
+  private starts = new Int32Array(1 << 11);
   word = new Uint8Array(1 << 11);
-
-  get size(): number {
-    return this.tokens.length;
-  }
+  size = 0;
+  /** The text being scanned, as code units (read from a typed array, not with `charCodeAt`: see analyzer.ts `codeUnits`). */
+  private text = new Uint16Array(1 << 14);
 
   /**
    * Appends the ids of `text`'s coded tokens to `out`, in order, adding tokens not seen before. A single
@@ -51,26 +53,27 @@ class TokenTable {
    */
   scan(text: string, out: IntBuffer): void {
     const n = text.length;
+    const t = this.load(text);
     out.length = 0;
     let i = 0;
     let prevWord = 0;
     while (i < n) {
-      let c = text.charCodeAt(i);
+      let c = t[i]!;
       const word = WORD_UNIT[c]!;
       let h = Math.imul(0x811c9dc5 ^ c, 0x01000193);
       let j = i + 1;
       for (; j < n; j++) {
-        c = text.charCodeAt(j);
+        c = t[j]!;
         if (WORD_UNIT[c] !== word) break;
         h = Math.imul(h ^ c, 0x01000193);
       }
       // a lone space after a word and before the next one (a separator run ends at a word or the end)
-      if (word === 0 && prevWord === 1 && j === i + 1 && j < n && text.charCodeAt(i) === SPACE) {
+      if (word === 0 && prevWord === 1 && j === i + 1 && j < n && t[i] === SPACE) {
         prevWord = 0;
         i = j;
         continue;
       }
-      out.push(this.id(text, i, j, h, word === 1));
+      out.push(this.id(t, i, j, h, word));
       prevWord = word;
       i = j;
     }
@@ -79,56 +82,86 @@ class TokenTable {
   /** The id of `token`, added if new; `word` is its kind. */
   intern(token: string, word: boolean): number {
     if (token.length === 0) throw new InternalError('An empty stored-text token.');
-    let h = Math.imul(0x811c9dc5 ^ token.charCodeAt(0), 0x01000193);
-    for (let k = 1; k < token.length; k++) h = Math.imul(h ^ token.charCodeAt(k), 0x01000193);
-    return this.id(token, 0, token.length, h, word);
+    const t = this.load(token);
+    let h = Math.imul(0x811c9dc5 ^ t[0]!, 0x01000193);
+    for (let k = 1; k < token.length; k++) h = Math.imul(h ^ t[k]!, 0x01000193);
+    return this.id(t, 0, token.length, h, word ? 1 : 0);
   }
 
-  /** The id of `text[i, j)`, whose hash is `h`, added if new. */
-  private id(text: string, i: number, j: number, h: number, word: boolean): number {
+  /** The token of `id`. */
+  token(id: number): string {
+    const from = this.starts[id]!;
+    const to = this.starts[id + 1]!;
+    let s = '';
+    for (let k = from; k < to; k += 4096) s += String.fromCharCode.apply(null, this.units.subarray(k, Math.min(k + 4096, to)) as unknown as number[]);
+    return s;
+  }
+
+  /** `text`'s code units, in the reused scratch array. */
+  private load(text: string): Uint16Array {
+    if (text.length > this.text.length) this.text = new Uint16Array(Math.max(text.length, this.text.length * 2));
+    Buffer.from(this.text.buffer, 0, text.length * 2).write(text, 0, 'utf16le');
+    return this.text;
+  }
+
+  /** The id of `t[i, j)`, whose hash is `h`, added if new. */
+  private id(t: Uint16Array, i: number, j: number, h: number, word: number): number {
     const len = j - i;
-    const tokens = this.tokens;
+    const units = this.units;
+    const starts = this.starts;
     const slots = this.slots;
-    const mask = slots.length - 1;
-    let s = h & mask;
+    const mask = slots.length - 2;
+    let s = (h << 1) & mask;
     for (;;) {
       const e = slots[s]!;
       if (e === 0) break;
-      if (this.hashes[e - 1] === h) {
-        const t = tokens[e - 1]!;
-        if (t.length === len) {
+      if (slots[s + 1] === h) {
+        const from = starts[e - 1]!;
+        if (starts[e]! - from === len) {
           let k = 0;
-          while (k < len && t.charCodeAt(k) === text.charCodeAt(i + k)) k++;
+          while (k < len && units[from + k] === t[i + k]) k++;
           if (k === len) return e - 1;
         }
       }
-      s = (s + 1) & mask;
+      s = (s + 2) & mask;
     }
-    const id = tokens.length;
-    tokens.push(len === text.length ? text : text.slice(i, j));
-    if (id === this.hashes.length) {
-      const hashes = new Int32Array(id * 2);
-      hashes.set(this.hashes);
-      this.hashes = hashes;
-      const kinds = new Uint8Array(id * 2);
+    const id = this.size++;
+    if (id + 2 > starts.length) {
+      const grown = new Int32Array(starts.length * 2);
+      grown.set(starts);
+      this.starts = grown;
+      const kinds = new Uint8Array(starts.length * 2);
       kinds.set(this.word);
       this.word = kinds;
     }
-    this.hashes[id] = h;
-    if (word) this.word[id] = 1;
+    const at = this.starts[id]!;
+    if (at + len > units.length) {
+      let size = units.length * 2;
+      while (size < at + len) size *= 2;
+      const grown = new Uint16Array(size);
+      grown.set(units.subarray(0, at));
+      this.units = grown;
+    }
+    this.units.set(t.subarray(i, j), at);
+    this.starts[id + 1] = at + len;
+    this.word[id] = word;
     slots[s] = id + 1;
-    if ((id + 1) * 2 > slots.length) this.grow();
+    slots[s + 1] = h;
+    if ((id + 1) * 4 > slots.length) this.grow();
     return id;
   }
 
   /** Doubles the slots and re-inserts every id. */
   private grow(): void {
-    const slots = new Int32Array(this.slots.length * 2);
-    const mask = slots.length - 1;
-    for (let id = 0; id < this.tokens.length; id++) {
-      let s = this.hashes[id]! & mask;
-      while (slots[s] !== 0) s = (s + 1) & mask;
-      slots[s] = id + 1;
+    const old = this.slots;
+    const slots = new Int32Array(old.length * 2);
+    const mask = slots.length - 2;
+    for (let o = 0; o < old.length; o += 2) {
+      if (old[o] === 0) continue;
+      let s = (old[o + 1]! << 1) & mask;
+      while (slots[s] !== 0) s = (s + 2) & mask;
+      slots[s] = old[o]!;
+      slots[s + 1] = old[o + 1]!;
     }
     this.slots = slots;
   }
@@ -192,7 +225,7 @@ export class VocabularyBuilder {
 
   /** The token of id `id` (as `addText` returned it). */
   token(id: number): string {
-    return this.table.tokens[id]!;
+    return this.table.token(id);
   }
 
   /** Whether token `id` is a run of word characters (else of other characters). */
@@ -266,12 +299,14 @@ export class Vocabulary {
    */
   encodeModel(): Uint8Array {
     const w = new ByteWriter(1 << 16);
-    const { tokens, word } = this.table;
+    const table = this.table;
+    const token = new ByteWriter(1 << 10);
     w.varint(this.byRank.length);
     for (const id of this.byRank) {
-      const b = utf8Encoder.encode(tokens[id]!);
-      w.varint(b.length * 2 + word[id]!);
-      w.bytes(b);
+      token.length = 0;
+      token.utf8(table.token(id));
+      w.varint(token.length * 2 + table.word[id]!);
+      w.bytes(token.view());
     }
     for (const id of this.byRank) w.varint(Math.min(this.counts[id]!, 0xffffffff));
     return w.view();

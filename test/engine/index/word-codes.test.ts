@@ -70,6 +70,29 @@ test('any text reads back as written, through flushes, deletes, merges and a reo
   );
 });
 
+test('tokens of tens of thousands of code units, and texts longer than any before them, read back through a merge', async (t) => {
+  const dir = tempDir(t);
+  const index = await Index.open(dir, { mergeFactor: 2, mergeFloorBytes: 1 });
+  try {
+    const writer = await index.openWriter();
+    const word = 'ab'.repeat(35_000) + '\ud83d\ude00'.repeat(10);
+    const separators = '-= '.repeat(7_000) + '\u2014';
+    const texts = ['short one', `${word}${separators}${word} end`, 'x', `${separators}é${'z'.repeat(9_000)}`, `again ${word}`];
+    texts.forEach((text, i) => writer.upsert({ cid: BigInt(i), title: 't', text }));
+    await writer.commit();
+    const expected = new Map(texts.map((text, i) => [BigInt(i), { title: 't', text }]));
+    assert.deepEqual(liveDocuments(index), expected);
+    writer.upsert({ cid: 9n, title: 't', text: word });
+    await writer.commit();
+    await writer.forceMerge(1);
+    expected.set(9n, { title: 't', text: word });
+    assert.deepEqual(liveDocuments(index), expected);
+    await writer.close();
+  } finally {
+    await index.close();
+  }
+});
+
 test('a segment with tens of thousands of distinct words codes them in one to three bytes and reads them back', async (t) => {
   const dir = tempDir(t);
   const index = await Index.open(dir, { mergeFactor: 2, mergeFloorBytes: 1 });
