@@ -68,6 +68,11 @@ class SurfaceForms {
   /** The last document holding the form, −1 before its first token. */
   last = new Int32Array(1 << 12);
 
+  /** Bytes of the typed arrays (the forms' strings are the builder's to estimate). */
+  get memoryBytes(): number {
+    return this.term.byteLength + this.common.byteLength + this.df.byteLength + this.last.byteLength;
+  }
+
   add(form: string): number {
     const n = this.forms.length;
     if (n === this.last.length) {
@@ -125,11 +130,23 @@ export class SegmentBuilder {
   private prevCommon = -1;
   private prevPos = -2;
   private readonly sink: TokenSink = (_unstemmed, surface, position) => this.token(this.surfaceNumber(surface), position);
-  /** Approximate memory held, in bytes (heads, the texts' token ids, the token arrays). */
-  bytes = 0;
+  /** Bytes held per document: heads and token arrays (12 a token: two int32s, and half as much again of growth on average). */
+  private docBytes = 0;
+  /** UTF-16 units of the forms' and terms' strings. */
+  private stringUnits = 0;
 
   get maxDoc(): number {
     return this.cids.length;
+  }
+
+  /**
+   * Approximate memory held, in bytes: what each document adds, the texts' token ids, and the
+   * vocabularies (stored-text tokens, forms, terms), which grow with the corpus's distinct words rather
+   * than its length (a string in a Map is estimated at 64 bytes and 2 a code unit).
+   */
+  get bytes(): number {
+    const strings = this.forms.forms.length + this.termNames.length;
+    return this.docBytes + this.texts.bytes + this.analysis.memoryBytes + this.forms.memoryBytes + 64 * strings + 2 * this.stringUnits;
   }
 
   private termId(term: string): number {
@@ -138,6 +155,7 @@ export class SegmentBuilder {
       id = this.termNames.length;
       this.termIds.set(term, id);
       this.termNames.push(term);
+      this.stringUnits += term.length;
     }
     return id;
   }
@@ -153,6 +171,7 @@ export class SegmentBuilder {
     if (n === undefined) {
       n = this.forms.add(surface);
       this.surfaces.set(surface, n);
+      this.stringUnits += surface.length;
     }
     return n;
   }
@@ -192,7 +211,6 @@ export class SegmentBuilder {
     const tokTerm = this.tokTerm;
     const tokPos = this.tokPos;
     const start = tokTerm.length;
-    const held = this.texts.bytes;
     this.docStart.push(start);
     this.doc = doc;
     this.prevCommon = -1;
@@ -218,7 +236,7 @@ export class SegmentBuilder {
     this.lengths.push(inTitle + inText);
     this.cids.push(d.cid);
     this.heads.add(d);
-    this.bytes += 2 * (d.title.length + (d.url?.length ?? 0) + (d.host?.length ?? 0)) + (this.texts.bytes - held) + 16 * (tokTerm.length - start) + 128;
+    this.docBytes += 2 * (d.title.length + (d.url?.length ?? 0) + (d.host?.length ?? 0)) + 12 * (tokTerm.length - start) + 128;
     return doc;
   }
 

@@ -39,6 +39,11 @@ export class StoredTokenAnalysis {
    */
   constructor(private readonly tokens: ScannedTokens, private readonly intern: (surface: string) => number) {}
 
+  /** Bytes of memory the analyses hold. */
+  get memoryBytes(): number {
+    return this.count.byteLength + this.start.byteLength + this.surfaces.a.byteLength;
+  }
+
   /**
    * Appends to `out` the interned surfaces of the analyzer's tokens of the text scanned into
    * `ids[0, n)`, in order, and returns true; or returns false, leaving `out` in an unspecified state,

@@ -88,6 +88,11 @@ class TokenTable {
     return this.id(t, 0, token.length, h, word ? 1 : 0);
   }
 
+  /** Bytes of memory the table holds. */
+  get memoryBytes(): number {
+    return this.slots.byteLength + this.units.byteLength + this.starts.byteLength + this.word.byteLength + this.text.byteLength;
+  }
+
   /** The token of `id`. */
   token(id: number): string {
     const from = this.starts[id]!;
@@ -221,6 +226,11 @@ export class VocabularyBuilder {
     for (let k = 0; k < scanned.length; k++) counts[a[k]!]!++;
     if (ids !== undefined) for (let k = 0; k < scanned.length; k++) ids.varint(a[k]!);
     return scanned;
+  }
+
+  /** Bytes of memory the builder holds (its tokens and their counts). */
+  get memoryBytes(): number {
+    return this.table.memoryBytes + this.counts.byteLength + this.ids.a.byteLength;
   }
 
   /** The token of id `id` (as `addText` returned it). */
