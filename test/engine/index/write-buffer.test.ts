@@ -4,7 +4,7 @@
  * tokens, forms, terms), far more than their token counts say, and must flush sooner than documents
  * of the same length in a small vocabulary.
  */
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { Index } from '../../../src/engine/index/index.js';
 import { tempDir } from './fixtures.js';
@@ -22,7 +22,7 @@ function* uniqueWords(): Generator<string> {
   }
 }
 
-async function segmentsAfter(t: Parameters<Parameters<typeof test>[1]>[0], texts: readonly string[]): Promise<number> {
+async function segmentsAfter(t: TestContext, texts: readonly string[]): Promise<number> {
   const index = await Index.open(tempDir(t), { maxBufferedBytes: 4 << 20, mergeFactor: 1000 });
   try {
     const writer = await index.openWriter();
