@@ -68,9 +68,9 @@ class SurfaceForms {
   /** The last document holding the form, −1 before its first token. */
   last = new Int32Array(1 << 12);
 
-  /** Bytes of the typed arrays (the forms' strings are the builder's to estimate). */
+  /** Bytes the forms take in the typed arrays (their strings are the builder's to estimate). */
   get memoryBytes(): number {
-    return this.term.byteLength + this.common.byteLength + this.df.byteLength + this.last.byteLength;
+    return 16 * this.forms.length;
   }
 
   add(form: string): number {
@@ -142,7 +142,8 @@ export class SegmentBuilder {
   /**
    * Approximate memory held, in bytes: what each document adds, the texts' token ids, and the
    * vocabularies (stored-text tokens, forms, terms), which grow with the corpus's distinct words rather
-   * than its length (a string in a Map is estimated at 64 bytes and 2 a code unit).
+   * than its length (a string in a Map is estimated at 64 bytes and 2 a code unit). What is in use is
+   * counted, not what arrays hold ahead of it, so that a small buffer still holds several documents.
    */
   get bytes(): number {
     const strings = this.forms.forms.length + this.termNames.length;

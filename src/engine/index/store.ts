@@ -161,9 +161,9 @@ export class StoredTextsBuilder {
     return this.counts;
   }
 
-  /** Bytes of memory held: the texts' token ids and the distinct tokens with their counts. */
+  /** Bytes of memory the texts take: their token ids and the distinct tokens with their counts. */
   get bytes(): number {
-    return this.scanned.buf.byteLength + this.counts.memoryBytes;
+    return this.scanned.length + this.counts.memoryBytes;
   }
 
   /** Writes the complete `.sto` file of the texts added, in their order. */

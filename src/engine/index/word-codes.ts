@@ -88,9 +88,12 @@ class TokenTable {
     return this.id(t, 0, token.length, h, word ? 1 : 0);
   }
 
-  /** Bytes of memory the table holds. */
+  /**
+   * Bytes of memory the tokens take: per token two slots of 8 bytes (the table is at most half full), its
+   * start and kind, and 2 bytes a code unit. Arrays allocated ahead of use are not counted.
+   */
   get memoryBytes(): number {
-    return this.slots.byteLength + this.units.byteLength + this.starts.byteLength + this.word.byteLength + this.text.byteLength;
+    return 21 * this.size + 2 * this.starts[this.size]!;
   }
 
   /** The token of `id`. */
@@ -228,9 +231,9 @@ export class VocabularyBuilder {
     return scanned;
   }
 
-  /** Bytes of memory the builder holds (its tokens and their counts). */
+  /** Bytes of memory the tokens and their counts take (as `TokenTable.memoryBytes`). */
   get memoryBytes(): number {
-    return this.table.memoryBytes + this.counts.byteLength + this.ids.a.byteLength;
+    return this.table.memoryBytes + 8 * this.table.size;
   }
 
   /** The token of id `id` (as `addText` returned it). */
