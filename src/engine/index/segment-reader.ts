@@ -23,7 +23,7 @@ import { newTermInfo, TermDictionary, type TermInfo } from './term-dictionary.js
 import { BlockPostingsCursor, decodeSkipTable, type SkipTable } from './postings-reader.js';
 import { HeadsReader } from './heads.js';
 import { StoredReader, type BlockCache } from './store.js';
-import { BLOCK_SIZE, hasPositions, type DocId, type PostingsCursor, type SegmentReader, type StoredDocument, type StoredHead } from './types.js';
+import { BLOCK_SIZE, hasPositions, shortLengths, type DocId, type PostingsCursor, type SegmentReader, type StoredDocument, type StoredHead } from './types.js';
 
 export const IDX_EXT = '.idx';
 export const STO_EXT = '.sto';
@@ -108,6 +108,7 @@ interface Window { from: number; bytes: Buffer }
 export class SegmentCore {
   readonly maxDoc: number;
   readonly lengths: Uint32Array;
+  private short: Uint16Array | undefined;
   readonly cids: BigUint64Array;
   /** Surface forms and their dfs, decoded when read (suggestions and spelling build their own
    *  dictionary from them once per snapshot). */
@@ -309,6 +310,11 @@ export class SegmentCore {
   }
 
   /** A cursor over the postings of term `ord`; `sequential` as for `read`. */
+  /** `lengths` in 16 bits (types.ts `shortLengths`), built on first use. */
+  shortLengths(): Uint16Array {
+    return (this.short ??= shortLengths(this.lengths));
+  }
+
   cursor(ord: number, positions: boolean, sequential = false): BlockPostingsCursor {
     const withPositions = positions && hasPositions(this.terms.at(ord));
     const t = this.terms.info(ord, this.info);
@@ -479,6 +485,10 @@ export class SegmentView implements SegmentReader {
 
   length(doc: DocId): number {
     return this.core.lengths[doc]!;
+  }
+
+  shortLengths(): Uint16Array {
+    return this.core.shortLengths();
   }
 
   cid(doc: DocId): bigint {

@@ -44,6 +44,16 @@ export interface PostingsBuffer {
 }
 
 /** An empty PostingsBuffer. */
+/** A short length that stands for this many tokens or more: the exact length is read instead. */
+export const CLIPPED_LENGTH = 0xffff;
+
+/** `lengths` in 16 bits each, a length of CLIPPED_LENGTH or more held as CLIPPED_LENGTH. */
+export function shortLengths(lengths: ArrayLike<number>): Uint16Array {
+  const out = new Uint16Array(lengths.length);
+  for (let d = 0; d < lengths.length; d++) out[d] = Math.min(lengths[d]!, CLIPPED_LENGTH);
+  return out;
+}
+
 export const postingsBuffer = (): PostingsBuffer => ({ docs: new Int32Array(BLOCK_SIZE), freqs: new Int32Array(BLOCK_SIZE) });
 
 /**
@@ -117,6 +127,11 @@ export interface SegmentReader {
 
   /** Exact length (number of analyzed tokens of title + text) of a document. */
   length(doc: DocId): number;
+  /**
+   * Every document's length in 16 bits (`shortLengths`), what the scoring loops read per posting
+   * (query/norms.ts); built once per segment and shared by every snapshot that holds it.
+   */
+  shortLengths(): Uint16Array;
   /** Sum of `length` over live documents (for avgdl). */
   readonly liveLengthSum: number;
 

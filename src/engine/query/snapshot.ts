@@ -144,7 +144,7 @@ export class Snapshot {
   norms(s: SegmentReader): Norms {
     let norms = this.normsCache.get(s);
     if (!norms) {
-      norms = Norms.of(s, this.bm25);
+      norms = new Norms(s, this.bm25);
       this.normsCache.set(s, norms);
     }
     return norms;

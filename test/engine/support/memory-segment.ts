@@ -7,7 +7,7 @@
  */
 import { analyze } from '../../../src/engine/analysis/analyzer.js';
 import {
-  BLOCK_SIZE, NO_MORE_DOCS, SITE_TERM_PREFIX, TITLE_TEXT_POSITION_GAP,
+  BLOCK_SIZE, NO_MORE_DOCS, SITE_TERM_PREFIX, TITLE_TEXT_POSITION_GAP, shortLengths,
   type PostingsBuffer, type PostingsCursor, type SegmentReader, type StoredDocument, type StoredHead,
 } from '../../../src/engine/index/types.js';
 
@@ -123,6 +123,7 @@ export class MemorySegment implements SegmentReader {
     return l ? new MemoryCursor(l, this.lengths, options?.positions === true) : undefined;
   }
   length(doc: number): number { return this.lengths[doc]!; }
+  shortLengths(): Uint16Array { return shortLengths(this.lengths); }
   get liveLengthSum(): number { return this.lengths.reduce((s, l, d) => s + (this.live[d] ? l : 0), 0); }
   cid(doc: number): bigint { return this.docs[doc]!.cid; }
   docForCid(cid: bigint): number | undefined {
