@@ -32,15 +32,14 @@ export class StoredTokenAnalysis {
   /** Per token id, where its surfaces start in `surfaces`. */
   private start = new Int32Array(1 << 12);
   private readonly surfaces = new IntBuffer();
+  /** Tokens analyzed so far. */
+  private analyzed = 0;
 
   /**
    * `intern` numbers a folded surface form (the writer's index of it); it is called once per distinct
    * form and stored token.
    */
   constructor(private readonly tokens: ScannedTokens, private readonly intern: (surface: string) => number) {}
-
-  /** Tokens analyzed so far. */
-  private analyzed = 0;
 
   /** Bytes of memory the analyses take: 8 a token analyzed and 4 a form it yields. */
   get memoryBytes(): number {
