@@ -52,7 +52,6 @@ function* unionSorted(lists: readonly { readonly length: number; at(i: number): 
 
 /** Writes the merge of `sources` into `files`; returns its document count. */
 export function* mergeSegments(sources: readonly MergeSource[], store: StoreOptions, files: SegmentFiles): Steps<number> {
-  const due = stepClock();
   // new doc ids
   let live = 0;
   const docMaps = sources.map(({ core, deleted }) => {
@@ -76,9 +75,60 @@ export function* mergeSegments(sources: readonly MergeSource[], store: StoreOpti
     for (let d = 0; d < core.maxDoc; d++) if (!isDeleted(deleted, d)) heads.addEncoded(core.heads.record(d));
   }
 
-  // stored text: the live documents' tokens ranked anew for the merged segment. A word-coded source's
-  // documents are re-coded from their ranks (no text decoded), its tokens counted by its vocabulary
-  // when it has no deletes, else from its live documents; an older source's texts are tokenized.
+  yield* mergeStored(sources, store, files);
+
+  const docs = new IntBuffer();
+  const freqs = new IntBuffer();
+  const positions = new IntBuffer();
+  const termLists = sources.map((s) => s.core.terms);
+  let termCount = 0;
+  for (const t of termLists) termCount = Math.max(termCount, t.length);
+  const commonGrams = sources.every((s) => s.core.commonGrams);
+  function* terms(): Generator<TermPostings> {
+    for (const [term, from] of unionSorted(termLists)) {
+      if (!commonGrams && term.startsWith(GRAM_TERM_PREFIX)) continue;
+      docs.length = 0;
+      freqs.length = 0;
+      positions.length = 0;
+      for (let i = 0; i < from.length; i += 2) {
+        const k = from[i]!;
+        const map = docMaps[k]!;
+        const c = sources[k]!.core.cursor(from[i + 1]!, true, true);
+        for (let d = c.nextDoc(); d !== NO_MORE_DOCS; d = c.nextDoc()) {
+          const nd = map[d]!;
+          if (nd < 0) continue;
+          docs.push(nd);
+          freqs.push(c.freq());
+          c.appendPositions(positions);
+        }
+      }
+      if (docs.length > 0) yield { term, docs: docs.view(), freqs: freqs.view(), positions: positions.view() };
+    }
+    for (const s of sources) s.core.endSequential();
+  }
+
+  function* surfaces(): Generator<[string, number]> {
+    const tables = sources.map((s) => s.core.surfaces.read());
+    for (const [form, from] of unionSorted(tables.map((t) => t.forms))) {
+      let df = 0;
+      for (let i = 0; i < from.length; i += 2) df += tables[from[i]!]!.dfs[from[i + 1]!]!;
+      yield [form, df];
+    }
+  }
+
+  yield* encodeIdx({ commonGrams, heads, lengths, cids, termCount, terms, surfaces: surfaces() }, files.idx);
+  return lengths.length;
+}
+
+/**
+ * Writes the merged `.sto`: the live documents' tokens ranked anew for the merged segment. A word-coded
+ * source's documents are re-coded from their ranks (no text decoded), its tokens counted by its
+ * vocabulary when it has no deletes, else from its live documents; an older source's texts are
+ * tokenized. A function of its own so that the merged vocabulary and the sources' rank maps are garbage
+ * before the postings are merged (at a million documents they are hundreds of MB).
+ */
+function* mergeStored(sources: readonly MergeSource[], store: StoreOptions, files: SegmentFiles): Steps<void> {
+  const due = stepClock();
   const counts = new VocabularyBuilder();
   const ranks = new IntBuffer();
   /** Per word-coded source, the merged vocabulary's token id of each of its ranks (−1: not live). */
@@ -130,46 +180,4 @@ export function* mergeSegments(sources: readonly MergeSource[], store: StoreOpti
     }
   }
   sw.finish();
-
-  const docs = new IntBuffer();
-  const freqs = new IntBuffer();
-  const positions = new IntBuffer();
-  const termLists = sources.map((s) => s.core.terms);
-  let termCount = 0;
-  for (const t of termLists) termCount = Math.max(termCount, t.length);
-  const commonGrams = sources.every((s) => s.core.commonGrams);
-  function* terms(): Generator<TermPostings> {
-    for (const [term, from] of unionSorted(termLists)) {
-      if (!commonGrams && term.startsWith(GRAM_TERM_PREFIX)) continue;
-      docs.length = 0;
-      freqs.length = 0;
-      positions.length = 0;
-      for (let i = 0; i < from.length; i += 2) {
-        const k = from[i]!;
-        const map = docMaps[k]!;
-        const c = sources[k]!.core.cursor(from[i + 1]!, true, true);
-        for (let d = c.nextDoc(); d !== NO_MORE_DOCS; d = c.nextDoc()) {
-          const nd = map[d]!;
-          if (nd < 0) continue;
-          docs.push(nd);
-          freqs.push(c.freq());
-          c.appendPositions(positions);
-        }
-      }
-      if (docs.length > 0) yield { term, docs: docs.view(), freqs: freqs.view(), positions: positions.view() };
-    }
-    for (const s of sources) s.core.endSequential();
-  }
-
-  function* surfaces(): Generator<[string, number]> {
-    const tables = sources.map((s) => s.core.surfaces.read());
-    for (const [form, from] of unionSorted(tables.map((t) => t.forms))) {
-      let df = 0;
-      for (let i = 0; i < from.length; i += 2) df += tables[from[i]!]!.dfs[from[i + 1]!]!;
-      yield [form, df];
-    }
-  }
-
-  yield* encodeIdx({ commonGrams, heads, lengths, cids, termCount, terms, surfaces: surfaces() }, files.idx);
-  return lengths.length;
 }
