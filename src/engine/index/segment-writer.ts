@@ -114,9 +114,9 @@ export class SegmentBuilder {
   private readonly termNames: string[] = [];
   /** Term id of each common-word pair (`a · n + b`), −1 until it first occurs. */
   private readonly gramIds = new Int32Array(COMMON_INDEX.size * COMMON_INDEX.size).fill(-1);
-  private readonly tokTerm = new IntBuffer();
+  private tokTerm = new IntBuffer();
   /** Position of each token; −1 for `site:` terms, which have none. */
-  private readonly tokPos = new IntBuffer();
+  private tokPos = new IntBuffer();
   /** Index in the token arrays where each doc's tokens start. */
   private readonly docStart: number[] = [];
   private readonly lengths: number[] = [];
@@ -241,13 +241,16 @@ export class SegmentBuilder {
     return doc;
   }
 
-  /** Encodes the segment into its `.idx` and `.sto` files (run with runSync or runCooperatively). */
-  *encode(store: StoreOptions, files: SegmentFiles): Steps<void> {
+  /**
+   * The tokens grouped by term with a stable counting sort: term t's are `[start[t], start[t + 1])` of
+   * `sDoc` and `sPos`, in (doc, position) order. The token arrays in add order are let go: a flush
+   * holds one copy of the tokens while it writes, not two. (Encoding is a builder's last use.)
+   */
+  private sortTokens(): { start: Int32Array; sDoc: Int32Array; sPos: Int32Array } {
     const nTerms = this.termNames.length;
     const nTok = this.tokTerm.length;
     const tokTerm = this.tokTerm.a;
     const tokPos = this.tokPos.a;
-    // stable counting sort of tokens by term
     const start = new Int32Array(nTerms + 1);
     for (let i = 0; i < nTok; i++) start[tokTerm[i]! + 1]!++;
     for (let t = 0; t < nTerms; t++) start[t + 1]! += start[t]!;
@@ -264,6 +267,15 @@ export class SegmentBuilder {
         sPos[at] = tokPos[i]!;
       }
     }
+    this.tokTerm = new IntBuffer();
+    this.tokPos = new IntBuffer();
+    return { start, sDoc, sPos };
+  }
+
+  /** Encodes the segment into its `.idx` and `.sto` files (run with runSync or runCooperatively). */
+  *encode(store: StoreOptions, files: SegmentFiles): Steps<void> {
+    const nTerms = this.termNames.length;
+    const { start, sDoc, sPos } = this.sortTokens();
     const names = this.termNames;
     const order = Array.from({ length: nTerms }, (_, i) => i).sort((a, b) => (names[a]! < names[b]! ? -1 : names[a]! > names[b]! ? 1 : 0));
     const docs = new IntBuffer();
