@@ -157,7 +157,7 @@ function* mergeStored(sources: readonly MergeSource[], store: StoreOptions, file
       }
     }
     const ids = new Int32Array(model.size).fill(-1);
-    for (let r = 0; r < model.size; r++) if (used[r]! > 0) ids[r] = counts.add(model.token(r), model.isWord(r), used[r]!);
+    for (let r = 0; r < model.size; r++) if (used[r]! > 0) ids[r] = counts.addFrom(model, r, used[r]!);
     idsOfRanks.push(ids);
   }
   const vocabulary = counts.rank();

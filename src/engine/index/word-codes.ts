@@ -82,10 +82,31 @@ class TokenTable {
   /** The id of `token`, added if new; `word` is its kind. */
   intern(token: string, word: boolean): number {
     if (token.length === 0) throw new InternalError('An empty stored-text token.');
-    const t = this.load(token);
+    return this.internUnits(this.load(token), token.length, word);
+  }
+
+  /**
+   * The id of the token whose UTF-8 is `utf8[from, to)`, added if new. ASCII, most of a vocabulary, is
+   * read as code units directly; other tokens go through a string.
+   */
+  internUtf8(utf8: Uint8Array, from: number, to: number, word: boolean): number {
+    const n = to - from;
+    if (n === 0) throw new InternalError('An empty stored-text token.');
+    if (n > this.text.length) this.text = new Uint16Array(Math.max(n, this.text.length * 2));
+    const t = this.text;
+    for (let k = 0; k < n; k++) {
+      const b = utf8[from + k]!;
+      if (b >= 0x80) return this.intern(Buffer.from(utf8.buffer, utf8.byteOffset + from, n).toString('utf8'), word);
+      t[k] = b;
+    }
+    return this.internUnits(t, n, word);
+  }
+
+  /** The id of the token `t[0, n)`, added if new. */
+  private internUnits(t: Uint16Array, n: number, word: boolean): number {
     let h = Math.imul(0x811c9dc5 ^ t[0]!, 0x01000193);
-    for (let k = 1; k < token.length; k++) h = Math.imul(h ^ t[k]!, 0x01000193);
-    return this.id(t, 0, token.length, h, word ? 1 : 0);
+    for (let k = 1; k < n; k++) h = Math.imul(h ^ t[k]!, 0x01000193);
+    return this.id(t, 0, n, h, word ? 1 : 0);
   }
 
   /**
@@ -246,9 +267,12 @@ export class VocabularyBuilder {
     return this.table.word[id] === 1;
   }
 
-  /** Counts `count` occurrences of a token (a merge carries its sources' counts over); returns its id. */
-  add(token: string, word: boolean, count: number): number {
-    const id = this.table.intern(token, word);
+  /**
+   * Counts `count` occurrences of the token of `rank` in another segment's `model` (a merge carries its
+   * sources' counts over); returns its id here. The token is read from the model's UTF-8, not as a string.
+   */
+  addFrom(model: WordModel, rank: number, count: number): number {
+    const id = this.table.internUtf8(model.utf8, model.starts[rank]!, model.starts[rank + 1]!, model.isWord(rank));
     if (id === this.counts.length) this.growCounts();
     this.counts[id]! += count;
     return id;
@@ -348,9 +372,9 @@ let scratch = Buffer.allocUnsafe(1 << 16);
 /** A segment's vocabulary as the reader decodes with it: every token's UTF-8 in one buffer. */
 export class WordModel {
   /** UTF-8 of every token, in rank order. */
-  private readonly bytes: Uint8Array;
-  /** Where each rank's bytes start; `starts[size]` is the end. */
-  private readonly starts: Uint32Array;
+  readonly utf8: Uint8Array;
+  /** Where each rank's bytes start in `utf8`; `starts[size]` is the end. */
+  readonly starts: Uint32Array;
   private readonly word: Uint8Array;
   readonly size: number;
 
@@ -375,17 +399,17 @@ export class WordModel {
     this.starts[n] = at;
     for (let k = 0; k < n; k++) r.varint(); // the occurrences, for merges (`tokenCounts`)
     if (r.pos !== model.length) throw new RangeError('model has trailing bytes');
-    this.bytes = bytes.subarray(0, at);
+    this.utf8 = bytes.subarray(0, at);
   }
 
   /** Bytes of memory the model holds. */
   get memoryBytes(): number {
-    return this.bytes.length + this.starts.byteLength + this.word.length;
+    return this.utf8.length + this.starts.byteLength + this.word.length;
   }
 
   /** The token of `rank`. */
   token(rank: number): string {
-    return Buffer.from(this.bytes.buffer, this.bytes.byteOffset + this.starts[rank]!, this.starts[rank + 1]! - this.starts[rank]!).toString('utf8');
+    return Buffer.from(this.utf8.buffer, this.utf8.byteOffset + this.starts[rank]!, this.starts[rank + 1]! - this.starts[rank]!).toString('utf8');
   }
 
   isWord(rank: number): boolean {
@@ -394,7 +418,7 @@ export class WordModel {
 
   /** The text coded in `codes[start, end)`. Throws a RangeError on a malformed code. */
   decode(codes: Uint8Array, start: number, end: number): string {
-    const bytes = this.bytes;
+    const bytes = this.utf8;
     const starts = this.starts;
     const word = this.word;
     const ranks = scratchRanks;

@@ -14,7 +14,7 @@ import { checkIndex, Index } from '../../../src/engine/index/index.js';
 import { SegmentFile } from '../../../src/engine/index/segment-file.js';
 import { storeMagic, StoreWriter, type StoredReader } from '../../../src/engine/index/store.js';
 import { InternalError } from '../../../src/kernel/errors.js';
-import { MAX_VOCABULARY, VocabularyBuilder, WordModel, writeRank } from '../../../src/engine/index/word-codes.js';
+import { MAX_VOCABULARY, tokenCounts, VocabularyBuilder, WordModel, writeRank } from '../../../src/engine/index/word-codes.js';
 import { liveDocuments, tempDir } from './fixtures.js';
 
 /** What a stored text reads back as: its UTF-8 decoded (a lone surrogate becomes U+FFFD). */
@@ -215,6 +215,37 @@ test('a malformed code is an error, never a wrong text', () => {
   assert.throws(() => model.decode(Uint8Array.of(1, 1, 1, 1, 0x80), 0, 5), RangeError);
   assert.throws(() => model.decode(Uint8Array.of(1, 1, 1, 1, 1, 0x80), 0, 6), RangeError);
   assert.throws(() => model.ranks(Uint8Array.of(1, 1, 1, 1, 1, 0x80), 0, 6, new IntBuffer()), RangeError);
+});
+
+test('a merge carries tokens over from their models: same token, same kind, one id, counts summed', () => {
+  const texts = ['naïve café — déjà vu', 'plain ascii words, and more', '東京 😀 x², a—b', 'café plain 😀'];
+  const models = texts.map((s) => {
+    const b = new VocabularyBuilder();
+    b.addText(s);
+    b.addText(s);
+    return new WordModel(b.rank().encodeModel());
+  });
+  const merged = new VocabularyBuilder();
+  const ids = new Map<string, number>();
+  const expected = new Map<string, number>();
+  for (const m of models) {
+    for (let r = 0; r < m.size; r++) {
+      const id = merged.addFrom(m, r, 3);
+      const token = m.token(r);
+      assert.equal(merged.token(id), token);
+      assert.equal(merged.isWord(id), m.isWord(r), `kind of ${JSON.stringify(token)}`);
+      if (ids.has(token)) assert.equal(id, ids.get(token), `one id for ${JSON.stringify(token)}`);
+      ids.set(token, id);
+      expected.set(token, (expected.get(token) ?? 0) + 3);
+    }
+  }
+  // the merged vocabulary holds each token once, with the counts of every model it came from
+  const vocabulary = merged.rank();
+  const mergedModel = new WordModel(vocabulary.encodeModel());
+  const counts = tokenCounts(vocabulary.encodeModel());
+  assert.equal(mergedModel.size, expected.size);
+  for (let r = 0; r < mergedModel.size; r++) assert.equal(counts[r], expected.get(mergedModel.token(r)), `count of ${JSON.stringify(mergedModel.token(r))}`);
+  assert.ok(expected.get('café')! > expected.get('東京')!);
 });
 
 test('a space is implied only between two words', () => {
