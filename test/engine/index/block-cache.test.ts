@@ -1,11 +1,14 @@
 /**
  * The stored-text block cache: bounded by raw bytes across all readers of an index, least recently used
- * first out, a closed reader's blocks dropped; and texts read through a tiny cache equal those read
- * through a large one (the cache never changes what a fetch returns).
+ * first out, a closed reader's blocks dropped; texts read through a tiny cache equal those read
+ * through a large one (the cache never changes what a fetch returns); a merge's walk stays out of it.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BlockCache } from '../../../src/engine/index/store.js';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { IntBuffer } from '../../../src/engine/index/bytes.js';
+import { BlockCache, StoredReader } from '../../../src/engine/index/store.js';
 import { Index } from '../../../src/engine/index/index.js';
 import { tempDir } from './fixtures.js';
 
@@ -58,4 +61,41 @@ test('texts read through a zero-byte cache equal those through the default cache
       await index.close();
     }
   }
+});
+
+test("a merge's walk of the stored ranks decodes each block once and leaves the shared cache to searches", async (t) => {
+  const dir = tempDir(t);
+  const texts = Array.from({ length: 300 }, (_, i) => `doc ${i}: ` + Array.from({ length: 40 + (i % 70) }, (_, k) => `w${(i * 31 + k * 7) % 211}`).join(' ') + '.');
+  {
+    const index = await Index.open(dir, { storedBlockBytes: 1024 });
+    const w = await index.openWriter();
+    texts.forEach((text, i) => w.upsert({ cid: BigInt(i + 1), title: `t${i}`, text }));
+    await w.commit();
+    await index.close();
+  }
+  const sto = readdirSync(dir).find((f) => f.endsWith('.sto'))!;
+  const cache = new BlockCache(1 << 20);
+  const reader = new StoredReader(join(dir, sto), cache);
+  t.after(() => reader.close());
+  const model = reader.wordModel()!;
+  const textOf = (ranks: Int32Array) => {
+    let s = '';
+    let prevWord = false;
+    for (const r of ranks) {
+      if (prevWord && model.isWord(r)) s += ' ';
+      s += model.token(r);
+      prevWord = model.isWord(r);
+    }
+    return s;
+  };
+  const ranks = new IntBuffer();
+  // in order, as a merge walks them, then out of order: the same texts either way
+  for (const doc of [...texts.keys(), 299, 0, 150, 151, 3]) {
+    ranks.length = 0;
+    reader.ranks(doc, model, ranks);
+    assert.equal(textOf(ranks.view()), texts[doc], `doc ${doc}`);
+  }
+  assert.equal(cache.size, 0);
+  assert.equal(reader.get(7), texts[7]);
+  assert.ok(cache.size > 0);
 });
