@@ -29,7 +29,11 @@ export interface MergeSource {
   deleted: DeletedBits | null;
 }
 
-/** Streams the union of sorted string lists (k small): each distinct value once, with its sources. */
+/**
+ * Streams the union of sorted string lists (k small): each distinct value once, with its sources as
+ * (list, index) pairs. The lists holding a value move past it only when the consumer asks for the next,
+ * so a term dictionary is still on the entry the consumer reads (its walk forward decodes each entry once).
+ */
 function* unionSorted(lists: readonly { readonly length: number; at(i: number): string }[]): Generator<[string, number[]]> {
   const at = new Array<number>(lists.length).fill(0);
   const heads = lists.map((l) => (l.length > 0 ? l.at(0) : undefined));
@@ -39,14 +43,13 @@ function* unionSorted(lists: readonly { readonly length: number; at(i: number): 
     for (const v of heads) if (v !== undefined && (min === undefined || v < min)) min = v;
     if (min === undefined) return;
     from.length = 0;
-    for (let k = 0; k < lists.length; k++) {
-      if (heads[k] === min) {
-        from.push(k, at[k]!);
-        const next = ++at[k]!;
-        heads[k] = next < lists[k]!.length ? lists[k]!.at(next) : undefined;
-      }
-    }
+    for (let k = 0; k < lists.length; k++) if (heads[k] === min) from.push(k, at[k]!);
     yield [min, from];
+    for (let i = 0; i < from.length; i += 2) {
+      const k = from[i]!;
+      const next = ++at[k]!;
+      heads[k] = next < lists[k]!.length ? lists[k]!.at(next) : undefined;
+    }
   }
 }
 
