@@ -17,7 +17,8 @@
  */
 import { GRAM_TERM_PREFIX, NO_MORE_DOCS } from './types.js';
 import { isDeleted, type DeletedBits, type SegmentCore } from './segment-reader.js';
-import { encodeIdx, type SegmentFiles, type TermPostings } from './segment-writer.js';
+import { encodeIdx, type SegmentFiles } from './segment-writer.js';
+import type { TermPostingsWriter } from './postings-writer.js';
 import { IntBuffer } from './bytes.js';
 import { HeadsWriter } from './heads.js';
 import { stepClock, type Steps } from './steps.js';
@@ -80,19 +81,15 @@ export function* mergeSegments(sources: readonly MergeSource[], store: StoreOpti
 
   yield* mergeStored(sources, store, files);
 
-  const docs = new IntBuffer();
-  const freqs = new IntBuffer();
   const positions = new IntBuffer();
   const termLists = sources.map((s) => s.core.terms);
   let termCount = 0;
   for (const t of termLists) termCount = Math.max(termCount, t.length);
   const commonGrams = sources.every((s) => s.core.commonGrams);
-  function* terms(): Generator<TermPostings> {
+  function* terms(w: TermPostingsWriter): Generator<string> {
     for (const [term, from] of unionSorted(termLists)) {
       if (!commonGrams && term.startsWith(GRAM_TERM_PREFIX)) continue;
-      docs.length = 0;
-      freqs.length = 0;
-      positions.length = 0;
+      w.begin(term);
       for (let i = 0; i < from.length; i += 2) {
         const k = from[i]!;
         const map = docMaps[k]!;
@@ -100,12 +97,12 @@ export function* mergeSegments(sources: readonly MergeSource[], store: StoreOpti
         for (let d = c.nextDoc(); d !== NO_MORE_DOCS; d = c.nextDoc()) {
           const nd = map[d]!;
           if (nd < 0) continue;
-          docs.push(nd);
-          freqs.push(c.freq());
+          positions.length = 0;
           c.appendPositions(positions);
+          w.add(nd, c.freq(), positions.a, 0);
         }
       }
-      if (docs.length > 0) yield { term, docs: docs.view(), freqs: freqs.view(), positions: positions.view() };
+      yield term;
     }
     for (const s of sources) s.core.endSequential();
   }

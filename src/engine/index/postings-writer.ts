@@ -5,7 +5,7 @@
  */
 import { ByteWriter } from './bytes.js';
 import { RICE_ESCAPE, riceParameter } from './postings-format.js';
-import { BLOCK_SIZE } from './types.js';
+import { BLOCK_SIZE, hasPositions } from './types.js';
 
 /** Writes bits MSB first into a ByteWriter. Callers `reserve` room first: writes do not check it. */
 class BitWriter {
@@ -111,67 +111,123 @@ function packFullBlock(docs: ArrayLike<number>, freqs: ArrayLike<number>, from: 
   w.flush();
 }
 
-/** Appends one term's postings (docs ascending, freqs ≥ 1, positions flat, per doc ascending). */
-export function encodeTermPostings(
-  docs: ArrayLike<number>,
-  freqs: ArrayLike<number>,
-  positions: ArrayLike<number> | null,
-  lengths: ArrayLike<number>,
-  out: ByteWriter,
-  posOut: ByteWriter,
-  scratch: ByteWriter,
-): { maxFreq: number; minLength: number } {
-  const n = docs.length;
-  const nBlocks = Math.ceil(n / BLOCK_SIZE);
-  scratch.length = 0;
-  let termMaxFreq = 0;
-  let termMinLength = 0xffffffff;
-  let prevLast = -1;
-  let p = 0; // index into positions
-  const skip: number[] = [];
-  const bits = new BitWriter(posOut);
-  for (let b = 0; b < nBlocks; b++) {
-    const from = b * BLOCK_SIZE;
-    const to = Math.min(n, from + BLOCK_SIZE);
-    const docStart = scratch.length;
-    const posStart = posOut.length;
-    let prev = prevLast;
-    let maxFreq = 0;
-    let minLength = 0xffffffff;
-    if (to - from === BLOCK_SIZE) packFullBlock(docs, freqs, from, prevLast, scratch);
-    for (let i = from; i < to; i++) {
-      const d = docs[i]!;
-      const f = freqs[i]!;
-      const delta = d - prev;
-      prev = d;
-      if (to - from < BLOCK_SIZE) {
-        if (f === 1) scratch.varint(delta * 2 + 1);
-        else {
-          scratch.varint(delta * 2);
-          scratch.varint(f);
-        }
+/**
+ * Writes terms' postings one document at a time, so that what it holds is a term's compressed blocks and
+ * one block of docs and freqs, never a term's postings whole: at a million documents the most common
+ * word has tens of millions of positions, which as an array were hundreds of MB of a merge's memory. A
+ * document's positions are Rice-coded into the positions stream as it is added; its doc and freq wait
+ * in the block, which is coded when full (or at the term's end) into the term's block data; the skip
+ * table, which precedes the blocks, is written with them when the term ends.
+ */
+export class TermPostingsWriter {
+  private readonly docs = new Int32Array(BLOCK_SIZE);
+  private readonly freqs = new Int32Array(BLOCK_SIZE);
+  /** Docs in the current block. */
+  private n = 0;
+  private readonly blocks = new ByteWriter(1 << 12);
+  private readonly skip: number[] = [];
+  private readonly bits: BitWriter;
+  private withPositions = false;
+  private docFreq = 0;
+  private prevLast = -1;
+  private posStart = 0;
+  private blockMaxFreq = 0;
+  private blockMinLength = 0xffffffff;
+  private termMaxFreq = 0;
+  private termMinLength = 0xffffffff;
+
+  /**
+   * `lengths`: every document's length (the Rice parameters and the block bounds read them); `out`
+   * takes each term's postings at its end, `posOut` its positions as they come. `drainPositions` is
+   * called between blocks, when `posOut` may be emptied to its file.
+   */
+  constructor(
+    private readonly lengths: ArrayLike<number>,
+    private readonly out: ByteWriter,
+    private readonly posOut: ByteWriter,
+    private readonly drainPositions: () => void = () => {},
+  ) {
+    this.bits = new BitWriter(posOut);
+  }
+
+  /** Starts `term` (whose positions are kept unless it is a `site:` or `gram:` term, types.ts `hasPositions`). */
+  begin(term: string): void {
+    this.withPositions = hasPositions(term);
+    this.n = 0;
+    this.docFreq = 0;
+    this.prevLast = -1;
+    this.blocks.length = 0;
+    this.skip.length = 0;
+    this.termMaxFreq = 0;
+    this.termMinLength = 0xffffffff;
+    this.startBlock();
+  }
+
+  /** Adds the term's next document (ascending), with its positions `positions[from, from + freq)` (ascending; ignored without positions). */
+  add(doc: number, freq: number, positions: ArrayLike<number>, from: number): void {
+    const len = this.lengths[doc]!;
+    if (this.withPositions) {
+      const bits = this.bits;
+      bits.reserve(freq);
+      const k = riceParameter(len, freq);
+      let last = -1;
+      for (let j = from, end = from + freq; j < end; j++) {
+        const pos = positions[j]!;
+        bits.rice(pos - last - 1, k);
+        last = pos;
       }
-      if (f > maxFreq) maxFreq = f;
-      const len = lengths[d]!;
-      if (len < minLength) minLength = len;
-      if (positions !== null) {
-        bits.reserve(f);
-        const k = riceParameter(len, f);
-        let last = -1;
-        for (let j = 0; j < f; j++) {
-          const pos = positions[p++]!;
-          bits.rice(pos - last - 1, k);
-          last = pos;
+    }
+    if (freq > this.blockMaxFreq) this.blockMaxFreq = freq;
+    if (len < this.blockMinLength) this.blockMinLength = len;
+    this.docs[this.n] = doc;
+    this.freqs[this.n] = freq;
+    this.docFreq++;
+    if (++this.n === BLOCK_SIZE) this.endBlock();
+  }
+
+  /**
+   * Ends the term: writes its skip table (when it has more than one block) and its blocks to `out`.
+   * Returns its document count (0: nothing was written) and the bounds its dictionary entry keeps.
+   */
+  finish(): { docFreq: number; maxFreq: number; minLength: number } {
+    if (this.n > 0) this.endBlock();
+    const out = this.out;
+    if (this.skip.length > 5) for (const v of this.skip) out.varint(v); // a single block's summary is the term's own
+    out.bytes(this.blocks.view());
+    return { docFreq: this.docFreq, maxFreq: this.termMaxFreq, minLength: this.termMinLength };
+  }
+
+  private startBlock(): void {
+    this.posStart = this.posOut.length;
+    this.blockMaxFreq = 0;
+    this.blockMinLength = 0xffffffff;
+  }
+
+  /** Codes the block's docs and freqs, closes its positions, and records its skip entry. */
+  private endBlock(): void {
+    const { docs, freqs, n, blocks } = this;
+    const docStart = blocks.length;
+    if (n === BLOCK_SIZE) packFullBlock(docs, freqs, 0, this.prevLast, blocks);
+    else {
+      let prev = this.prevLast;
+      for (let i = 0; i < n; i++) {
+        const delta = docs[i]! - prev;
+        prev = docs[i]!;
+        if (freqs[i] === 1) blocks.varint(delta * 2 + 1);
+        else {
+          blocks.varint(delta * 2);
+          blocks.varint(freqs[i]!);
         }
       }
     }
-    bits.flush();
-    skip.push(prev - prevLast, scratch.length - docStart, posOut.length - posStart, maxFreq, minLength);
-    prevLast = prev;
-    if (maxFreq > termMaxFreq) termMaxFreq = maxFreq;
-    if (minLength < termMinLength) termMinLength = minLength;
+    this.bits.flush();
+    const last = docs[n - 1]!;
+    this.skip.push(last - this.prevLast, blocks.length - docStart, this.posOut.length - this.posStart, this.blockMaxFreq, this.blockMinLength);
+    this.prevLast = last;
+    if (this.blockMaxFreq > this.termMaxFreq) this.termMaxFreq = this.blockMaxFreq;
+    if (this.blockMinLength < this.termMinLength) this.termMinLength = this.blockMinLength;
+    this.n = 0;
+    this.drainPositions();
+    this.startBlock();
   }
-  if (nBlocks > 1) for (const v of skip) out.varint(v); // a single block's summary is the term's own
-  out.bytes(scratch.view());
-  return { maxFreq: termMaxFreq, minLength: termMinLength };
 }

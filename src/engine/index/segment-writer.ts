@@ -24,7 +24,7 @@ import { constants as zc, brotliCompressSync } from 'node:zlib';
 import { stemSurface, tokenize, type TokenSink } from '../analysis/analyzer.js';
 import { ByteWriter, IntBuffer, utf8Encoder } from './bytes.js';
 import { MAGIC } from './footer.js';
-import { encodeTermPostings } from './postings-writer.js';
+import { TermPostingsWriter } from './postings-writer.js';
 import { HeadsWriter } from './heads.js';
 import type { DocumentRecord } from '../../kernel/document.js';
 import { stepClock, type Steps } from './steps.js';
@@ -32,7 +32,7 @@ import { StoredTextsBuilder, type StoreOptions } from './store.js';
 import { StoredTokenAnalysis } from './stored-token-analysis.js';
 import type { SegmentFile } from './segment-file.js';
 import { COMMON_GRAM_WORDS } from '../analysis/common-grams.js';
-import { SITE_TERM_PREFIX, TITLE_TEXT_POSITION_GAP, gramTerm, hasPositions } from './types.js';
+import { SITE_TERM_PREFIX, TITLE_TEXT_POSITION_GAP, gramTerm } from './types.js';
 
 /** The two files of a segment being written. */
 export interface SegmentFiles { idx: SegmentFile; sto: SegmentFile }
@@ -278,8 +278,6 @@ export class SegmentBuilder {
     const { start, sDoc, sPos } = this.sortTokens();
     const names = this.termNames;
     const order = Array.from({ length: nTerms }, (_, i) => i).sort((a, b) => (names[a]! < names[b]! ? -1 : names[a]! > names[b]! ? 1 : 0));
-    const docs = new IntBuffer();
-    const freqs = new IntBuffer();
     const { forms, df } = this.forms;
     const used = Array.from({ length: forms.length }, (_, i) => i).filter((i) => df[i]! > 0).sort((a, b) => (forms[a]! < forms[b]! ? -1 : forms[a]! > forms[b]! ? 1 : 0));
     yield* this.texts.encode(store, files.sto);
@@ -289,21 +287,20 @@ export class SegmentBuilder {
       lengths: this.lengths,
       cids: this.cids,
       termCount: nTerms,
-      *terms() {
+      *terms(w) {
         for (const t of order) {
           const from = start[t]!;
           const to = start[t + 1]!;
-          docs.length = 0;
-          freqs.length = 0;
-          for (let i = from; i < to; i++) {
+          w.begin(names[t]!);
+          // a doc's tokens are consecutive: its freq is their run, its positions sPos[i, i + freq)
+          for (let i = from; i < to; ) {
             const d = sDoc[i]!;
-            if (docs.length > 0 && docs.a[docs.length - 1] === d) freqs.a[freqs.length - 1]!++;
-            else {
-              docs.push(d);
-              freqs.push(1);
-            }
+            let j = i + 1;
+            while (j < to && sDoc[j] === d) j++;
+            w.add(d, j - i, sPos, i);
+            i = j;
           }
-          yield { term: names[t]!, docs: docs.view(), freqs: freqs.view(), positions: sPos.subarray(from, to) };
+          yield names[t]!;
         }
       },
       surfaces: (function* (): Generator<[string, number]> {
@@ -311,15 +308,6 @@ export class SegmentBuilder {
       })(),
     }, files.idx);
   }
-}
-
-/** One term's postings as the encoder takes them: docs ascending, positions flat in doc order. */
-export interface TermPostings {
-  term: string;
-  docs: ArrayLike<number>;
-  freqs: ArrayLike<number>;
-  /** Ignored for `site:` and `gram:` terms, which carry no positions. */
-  positions: ArrayLike<number>;
 }
 
 export interface IdxInput {
@@ -330,8 +318,11 @@ export interface IdxInput {
   lengths: ArrayLike<number>;
   cids: readonly bigint[] | BigUint64Array;
   termCount: number;
-  /** Terms in ascending code-unit order, each with at least one posting. */
-  terms(): Iterable<TermPostings>;
+  /**
+   * Terms in ascending code-unit order. For each, the producer begins it on `w`, adds its documents in
+   * order, then yields it; a term none of whose documents was added is left out.
+   */
+  terms(w: TermPostingsWriter): Iterable<string>;
   /** Surface forms in ascending order with document frequencies (iterated once, after the terms). */
   surfaces: Iterable<[form: string, docFreq: number]>;
 }
@@ -363,28 +354,31 @@ export function* encodeIdx(input: IdxInput, file: SegmentFile): Steps<void> {
 
   const spill = file.spill();
   try {
-    const postings = file.out;
-    const positions = spill.out;
-    const scratch = new ByteWriter(1 << 12);
+    const writer = new TermPostingsWriter(input.lengths, file.out, spill.out, () => spill.drain());
     // The dictionary's sections, written as the terms and forms stream by (none of them is kept).
     const termText = new ByteWriter(1 << 16);
     const termMeta = new ByteWriter(input.termCount * 8 + 16);
     let terms = 0;
+    let seen = 0;
     const postingsStart = begin();
-    for (const { term: t, docs, freqs, positions: pos } of input.terms()) {
+    let q0 = spill.length;
+    for (const t of input.terms(writer)) {
       const p0 = file.position;
-      const q0 = spill.length;
-      const { maxFreq, minLength } = encodeTermPostings(docs, freqs, hasPositions(t) ? pos : null, input.lengths, postings, positions, scratch);
-      termText.utf8(t);
-      termMeta.varint(t.length);
-      termMeta.varint(docs.length);
-      termMeta.varint(file.position - p0);
-      termMeta.varint(spill.length - q0);
-      termMeta.varint(maxFreq);
-      termMeta.varint(minLength);
+      const { docFreq, maxFreq, minLength } = writer.finish();
+      if (docFreq > 0) {
+        termText.utf8(t);
+        termMeta.varint(t.length);
+        termMeta.varint(docFreq);
+        termMeta.varint(file.position - p0);
+        termMeta.varint(spill.length - q0);
+        termMeta.varint(maxFreq);
+        termMeta.varint(minLength);
+        terms++;
+      }
       file.drain();
       spill.drain();
-      if ((++terms & 255) === 0 && due()) yield;
+      q0 = spill.length;
+      if ((++seen & 255) === 0 && due()) yield;
     }
     end('postings', postingsStart);
     const positionsStart = begin();

@@ -56,6 +56,10 @@ test('a merge drops deleted documents; a fully deleted segment is dropped', asyn
   const [seg] = index.snapshot().segments;
   assert.equal(seg!.maxDoc, 10, 'five deleted slots dropped');
   assert.equal(seg!.liveDocs, 10);
+  // a term only deleted documents held is left out of the merged dictionary, one a live one holds is kept
+  const terms = new Set((seg as SegmentView).terms());
+  assert.ok(!terms.has('4') && seg!.docFreq('4') === 0, 'the term of deleted document 4');
+  assert.ok(terms.has('5') && seg!.docFreq('5') === 1);
   for (let i = 1; i < 10; i += 2) w.delete(BigInt(i));
   for (let i = 100; i < 105; i++) w.delete(BigInt(i));
   const empty = await w.commit();
