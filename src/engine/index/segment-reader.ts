@@ -309,12 +309,12 @@ export class SegmentCore {
     return this.terms.info(ord, this.info);
   }
 
-  /** A cursor over the postings of term `ord`; `sequential` as for `read`. */
   /** `lengths` in 16 bits (types.ts `shortLengths`), built on first use. */
   shortLengths(): Uint16Array {
     return (this.short ??= shortLengths(this.lengths));
   }
 
+  /** A cursor over the postings of term `ord`; `sequential` as for `read`. */
   cursor(ord: number, positions: boolean, sequential = false): BlockPostingsCursor {
     const withPositions = positions && hasPositions(this.terms.at(ord));
     const t = this.terms.info(ord, this.info);
@@ -322,7 +322,9 @@ export class SegmentCore {
     const data = this.read(0, ord, t.postingsStart, t.postingsEnd - t.postingsStart, sequential);
     const pos = withPositions ? this.read(1, ord, positionsStart, positionsEnd - positionsStart, sequential) : null;
     let skip: SkipTable | undefined;
-    if (docFreq > BLOCK_SIZE) {
+    // a walk in order (a merge, the check) visits each term once: its skip tables are not kept (at a
+    // million documents a merge's sources hold hundreds of MB of them)
+    if (docFreq > BLOCK_SIZE && !sequential) {
       skip = this.skipTables.get(ord);
       if (skip === undefined) {
         skip = decodeSkipTable(data, 0, docFreq, 0);
