@@ -124,8 +124,8 @@ export function* mergeSegments(sources: readonly MergeSource[], store: StoreOpti
  * Writes the merged `.sto`: the live documents' tokens ranked anew for the merged segment. A word-coded
  * source's documents are re-coded from their ranks (no text decoded), its tokens counted by its
  * vocabulary when it has no deletes, else from its live documents; an older source's texts are
- * tokenized. A function of its own so that the merged vocabulary and the sources' rank maps are garbage
- * before the postings are merged (at a million documents they are hundreds of MB).
+ * tokenized. A function of its own so that the merged vocabulary, the sources' vocabularies and their rank
+ * maps are garbage before the postings are merged (at a million documents they are hundreds of MB).
  */
 function* mergeStored(sources: readonly MergeSource[], store: StoreOptions, files: SegmentFiles): Steps<void> {
   const due = stepClock();
@@ -133,9 +133,11 @@ function* mergeStored(sources: readonly MergeSource[], store: StoreOptions, file
   const ranks = new IntBuffer();
   /** Per word-coded source, the merged vocabulary's token id of each of its ranks (−1: not live). */
   const idsOfRanks: (Int32Array | undefined)[] = [];
-  for (const { core, deleted } of sources) {
+  // read here, not kept by the sources (unless a search has read one already)
+  const models = sources.map(({ core }) => core.store.wordModel(false));
+  for (const [k, { core, deleted }] of sources.entries()) {
     const st = core.store;
-    const model = st.wordModel();
+    const model = models[k];
     if (model === undefined) {
       for (let d = 0; d < core.maxDoc; d++) {
         if (!isDeleted(deleted, d)) counts.addText(st.get(d));
@@ -167,7 +169,7 @@ function* mergeStored(sources: readonly MergeSource[], store: StoreOptions, file
     // the source's ranks as the merged segment's, mapped in place
     const remap = idsOfRanks[k];
     if (remap !== undefined) for (let r = 0; r < remap.length; r++) if (remap[r]! >= 0) remap[r] = vocabulary.rankOfId[remap[r]!]!;
-    const model = remap === undefined ? undefined : st.wordModel()!;
+    const model = remap === undefined ? undefined : models[k]!;
     for (let d = 0; d < core.maxDoc; d++) {
       if (isDeleted(deleted, d)) continue;
       if (model === undefined || remap === undefined) sw.add(st.get(d));

@@ -308,10 +308,15 @@ export class StoredReader {
     }
   }
 
-  /** The vocabulary that codes this file's texts, read on first use; undefined for a UTF-8 file. */
-  wordModel(): WordModel | undefined {
-    if (this.model === undefined && this.modelAt !== undefined) this.model = this.readModel((m) => new WordModel(m));
-    return this.model;
+  /**
+   * The vocabulary that codes this file's texts, read on first use and kept unless `keep` is false (a
+   * merge, which holds it only while it re-codes the texts); undefined for a UTF-8 file.
+   */
+  wordModel(keep = true): WordModel | undefined {
+    if (this.model !== undefined || this.modelAt === undefined) return this.model;
+    const model = this.readModel((m) => new WordModel(m));
+    if (keep) this.model = model;
+    return model;
   }
 
   /** The occurrences of each rank of the vocabulary in the segment's texts, deleted ones included. */

@@ -63,7 +63,7 @@ test('texts read through a zero-byte cache equal those through the default cache
   }
 });
 
-test("a merge's walk of the stored ranks decodes each block once and leaves the shared cache to searches", async (t) => {
+test("a merge's walk of the stored ranks decodes each block once and leaves the shared cache and the vocabulary to searches", async (t) => {
   const dir = tempDir(t);
   const texts = Array.from({ length: 300 }, (_, i) => `doc ${i}: ` + Array.from({ length: 40 + (i % 70) }, (_, k) => `w${(i * 31 + k * 7) % 211}`).join(' ') + '.');
   {
@@ -77,7 +77,12 @@ test("a merge's walk of the stored ranks decodes each block once and leaves the 
   const cache = new BlockCache(1 << 20);
   const reader = new StoredReader(join(dir, sto), cache);
   t.after(() => reader.close());
+  // a merge reads the vocabulary without the reader keeping it; a search's read keeps it, and a merge then shares it
+  const unkept = reader.wordModel(false)!;
+  assert.notEqual(reader.wordModel(false), unkept);
   const model = reader.wordModel()!;
+  assert.equal(reader.wordModel(false), model);
+  assert.deepEqual([model.size, model.token(0)], [unkept.size, unkept.token(0)]);
   const textOf = (ranks: Int32Array) => {
     let s = '';
     let prevWord = false;
