@@ -76,7 +76,8 @@ export function* mergeSegments(sources: readonly MergeSource[], store: StoreOpti
 
   const heads = new HeadsWriter();
   for (const { core, deleted } of sources) {
-    for (let d = 0; d < core.maxDoc; d++) if (!isDeleted(deleted, d)) heads.addEncoded(core.heads.record(d));
+    const from = core.headsOnce();
+    for (let d = 0; d < core.maxDoc; d++) if (!isDeleted(deleted, d)) heads.addEncoded(from.record(d));
   }
 
   yield* mergeStored(sources, store, files);

@@ -219,6 +219,11 @@ export class SegmentCore {
 
   /** Title, url and host of every doc, decompressed on first use, then held. */
   get heads(): HeadsReader {
+    return (this.headsReader ??= this.decodeHeads());
+  }
+
+  /** The heads for one pass (a merge copying them): the held ones, else decoded and not held. */
+  headsOnce(): HeadsReader {
     return this.headsReader ?? this.decodeHeads();
   }
 
@@ -237,8 +242,7 @@ export class SegmentCore {
 
   private decodeHeads(): HeadsReader {
     const [at, bytes] = this.lazy.heads;
-    this.headsReader = this.decoding('heads', () => new HeadsReader(this.readIdx(at, bytes), this.lazy.headsBytes, this.maxDoc, this.name));
-    return this.headsReader;
+    return this.decoding('heads', () => new HeadsReader(this.readIdx(at, bytes), this.lazy.headsBytes, this.maxDoc, this.name));
   }
 
   /** Decodes now what `terms` and `heads` would decode on first use. */

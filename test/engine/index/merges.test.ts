@@ -174,3 +174,19 @@ test('forceMerge leaves at most the segments asked for, none with deletes, and a
   await w.close();
   await index.close();
 });
+
+test("a merge reads its sources' heads without the sources holding them", async (t) => {
+  const dir = tempDir(t);
+  const index = await Index.open(dir);
+  const w = await index.openWriter();
+  for (let i = 0; i < 20; i++) w.upsert({ cid: BigInt(i), title: `title ${i}`, url: `https://example.com/${i}`, text: `text ${i}` });
+  await w.commit();
+  const core = (index.snapshot().segments[0] as SegmentView).core;
+  const once = core.headsOnce();
+  assert.notEqual(core.headsOnce(), once, 'decoded for one pass, not held');
+  const held = core.heads;
+  assert.equal(core.headsOnce(), held, 'heads a search decoded are shared');
+  for (const d of [0, 7, 19]) assert.deepEqual(once.record(d), held.record(d));
+  await w.close();
+  await index.close();
+});
