@@ -63,7 +63,7 @@ test('texts read through a zero-byte cache equal those through the default cache
   }
 });
 
-test("a merge's walk of the stored ranks decodes each block once and leaves the shared cache and the vocabulary to searches", async (t) => {
+test("a merge's walk of the stored ranks reads every text without filling the shared cache or keeping the vocabulary", async (t) => {
   const dir = tempDir(t);
   const texts = Array.from({ length: 300 }, (_, i) => `doc ${i}: ` + Array.from({ length: 40 + (i % 70) }, (_, k) => `w${(i * 31 + k * 7) % 211}`).join(' ') + '.');
   {
