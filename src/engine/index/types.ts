@@ -43,7 +43,6 @@ export interface PostingsBuffer {
   readonly freqs: Int32Array;
 }
 
-/** An empty PostingsBuffer. */
 /** A short length that stands for this many tokens or more: the exact length is read instead. */
 export const CLIPPED_LENGTH = 0xffff;
 
@@ -54,6 +53,7 @@ export function shortLengths(lengths: ArrayLike<number>): Uint16Array {
   return out;
 }
 
+/** An empty PostingsBuffer. */
 export const postingsBuffer = (): PostingsBuffer => ({ docs: new Int32Array(BLOCK_SIZE), freqs: new Int32Array(BLOCK_SIZE) });
 
 /**

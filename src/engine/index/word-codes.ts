@@ -43,7 +43,7 @@ class TokenTable {
   private starts = new Int32Array(1 << 11);
   word = new Uint8Array(1 << 11);
   size = 0;
-  /** The text being scanned, as code units (read from a typed array, not with `charCodeAt`: see analyzer.ts `codeUnits`). */
+  /** The text or token being scanned, as code units (read from a typed array, not with `charCodeAt`: see analyzer.ts `codeUnits`). */
   private text = new Uint16Array(1 << 14);
 
   /**
@@ -92,8 +92,7 @@ class TokenTable {
   internUtf8(utf8: Uint8Array, from: number, to: number, word: boolean): number {
     const n = to - from;
     if (n === 0) throw new InternalError('An empty stored-text token.');
-    if (n > this.text.length) this.text = new Uint16Array(Math.max(n, this.text.length * 2));
-    const t = this.text;
+    const t = this.scratch(n);
     for (let k = 0; k < n; k++) {
       const b = utf8[from + k]!;
       if (b >= 0x80) return this.intern(Buffer.from(utf8.buffer, utf8.byteOffset + from, n).toString('utf8'), word);
@@ -128,8 +127,14 @@ class TokenTable {
 
   /** `text`'s code units, in the reused scratch array. */
   private load(text: string): Uint16Array {
-    if (text.length > this.text.length) this.text = new Uint16Array(Math.max(text.length, this.text.length * 2));
-    Buffer.from(this.text.buffer, 0, text.length * 2).write(text, 0, 'utf16le');
+    const t = this.scratch(text.length);
+    Buffer.from(t.buffer, 0, text.length * 2).write(text, 0, 'utf16le');
+    return t;
+  }
+
+  /** The scratch array of code units, grown to hold at least `n`. */
+  private scratch(n: number): Uint16Array {
+    if (n > this.text.length) this.text = new Uint16Array(Math.max(n, this.text.length * 2));
     return this.text;
   }
 
