@@ -11,7 +11,7 @@ import { countDeleted, deletesFileName, encodeDeletes } from './deletes.js';
 import { fsyncDir, faultPoint, writeFileDurable } from './directory.js';
 import type { WriterLock } from './lock.js';
 import { manifestFiles, segmentName, writeManifest, type Manifest, type ManifestSegment } from './manifest.js';
-import { findMerges, liveBytes } from './merge-policy.js';
+import { findMerges, nextForcedMerge } from './merge-policy.js';
 import { mergeSegments } from './merge.js';
 import type { ResolvedIndexOptions } from './options.js';
 import { runCooperatively, runSync, type Steps } from './steps.js';
@@ -268,12 +268,16 @@ export class DiskIndexWriter implements IndexWriter {
     await yieldToEventLoop();
   }
 
-  /** The smallest segments merged into one until at most `maxSegments` remain, then every segment with deletes rewritten. */
+  /**
+   * The smallest segments merged, at most `maxMergeAtOnce` at a time, until at most `maxSegments` remain;
+   * then every segment with deletes rewritten.
+   */
   private async forceMergeLocked(maxSegments: number): Promise<void> {
     this.dropEmptyLocked();
-    if (this.working.length > maxSegments) {
-      const bySize = this.working.map((ws) => this.entry(ws)).sort((a, b) => liveBytes(a) - liveBytes(b));
-      await this.mergeGroupLocked(bySize.slice(0, this.working.length - maxSegments + 1).map((s) => s.name));
+    for (;;) {
+      const group = nextForcedMerge(this.working.map((ws) => this.entry(ws)), maxSegments, this.index.options.maxMergeAtOnce);
+      if (group === undefined) break;
+      await this.mergeGroupLocked(group);
     }
     for (const ws of this.working.filter((w) => w.deleted !== null && countDeleted(w.deleted) > 0)) await this.mergeGroupLocked([ws.core.name]);
   }

@@ -64,3 +64,19 @@ export function findMerges(segments: readonly ManifestSegment[], o: MergePolicyO
   }
   return out;
 }
+
+/**
+ * The next group a forced merge down to `maxSegments` merges, or undefined when no more than that many
+ * are left. A merge holds every source's term dictionary while it runs, so it reads at most `maxSources`
+ * segments at once: more are merged in rounds of `maxSources`, the smallest first, and the round before
+ * the last only as large as it must be for the last to take `maxSources` (the fewest documents written twice).
+ */
+export function nextForcedMerge(segments: readonly ManifestSegment[], maxSegments: number, maxSources: number): string[] | undefined {
+  const n = segments.length;
+  if (n <= maxSegments) return undefined;
+  const fanIn = Math.max(2, maxSources);
+  const last = n - maxSegments + 1; // sources of a merge that leaves maxSegments
+  const size = last <= fanIn ? last : Math.min(fanIn, n - fanIn - maxSegments + 2);
+  return [...segments].sort((a, b) => liveBytes(a) - liveBytes(b)).slice(0, size).map((s) => s.name);
+}
+

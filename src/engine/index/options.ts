@@ -9,6 +9,7 @@ export interface ResolvedIndexOptions {
   mergeFactor: number;
   mergeFloorBytes: number;
   maxMergedBytes: number;
+  maxMergeAtOnce: number;
   storedBlockBytes: number;
   storedQuality: number;
   storedCacheBytes: number;
@@ -21,6 +22,7 @@ export function resolveIndexOptions(o: IndexOptions = {}): ResolvedIndexOptions 
     mergeFactor: o.mergeFactor ?? 8,
     mergeFloorBytes: o.mergeFloorBytes ?? 2 * 1024 * 1024,
     maxMergedBytes: o.maxMergedBytes ?? 512 * 1024 * 1024,
+    maxMergeAtOnce: o.maxMergeAtOnce ?? 32,
     storedBlockBytes: o.storedBlockBytes ?? 16 * 1024,
     storedQuality: o.storedQuality ?? 3,
     storedCacheBytes: o.storedCacheBytes ?? DEFAULT_STORED_CACHE_BYTES,
@@ -34,6 +36,7 @@ export function resolveIndexOptions(o: IndexOptions = {}): ResolvedIndexOptions 
   positive('mergeFactor', 2);
   positive('mergeFloorBytes', 1);
   positive('maxMergedBytes', 0);
+  positive('maxMergeAtOnce', 2);
   positive('storedBlockBytes', 1);
   positive('storedQuality', 0, 11);
   positive('storedCacheBytes', 0);

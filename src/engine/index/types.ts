@@ -180,6 +180,10 @@ export interface IndexOptions {
   /** Most live bytes of the segment one merge produces (larger segments are not merged further); 0 = no
    *  limit. Default 512 MiB. */
   maxMergedBytes?: number;
+  /** Most segments a forced merge (`forceMerge`) reads at once; more are merged in rounds, smallest first.
+   *  A merge holds each source's term dictionary, so this bounds its memory whatever the corpus's size.
+   *  Default 32; must be ≥ 2. The merge policy's merges take `mergeFactor` segments. */
+  maxMergeAtOnce?: number;
   /** Bytes of word codes (about three times as many bytes of text) per compressed stored-text block.
    *  Default 16 KiB: a hit's text costs one block's decompression (docs/index-format.md, `seg_N.sto`). */
   storedBlockBytes?: number;

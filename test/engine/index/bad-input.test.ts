@@ -51,5 +51,6 @@ test('refused documents leave the writer usable and the index unchanged', async 
 test('bad options are refused with the option named', async (t) => {
   const dir = tempDir(t);
   await assert.rejects(Index.open(dir, { mergeFactor: 1 }), code('bad_request', 'mergeFactor'));
+  await assert.rejects(Index.open(dir, { maxMergeAtOnce: 1 }), code('bad_request', 'maxMergeAtOnce'));
   await assert.rejects(Index.open(dir, { storedQuality: 12 }), code('bad_request', 'storedQuality'));
 });

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BadRequestError } from '../../../src/kernel/errors.js';
 import { checkIndex, Index } from '../../../src/engine/index/index.js';
-import { findMerges } from '../../../src/engine/index/merge-policy.js';
+import { findMerges, nextForcedMerge } from '../../../src/engine/index/merge-policy.js';
 import type { SegmentView } from '../../../src/engine/index/segment-reader.js';
 import { Index as SearchableIndex } from '../../../src/engine/index.js';
 import { referenceSearch } from '../query/reference.js';
@@ -97,6 +97,36 @@ test('a tier holding several full groups merges all of them at once, smallest fi
   assert.deepEqual(findMerges(tier, o), [['a', 'b', 'c'], ['d', 'e', 'f']]);
 });
 
+test('a forced merge reads at most maxMergeAtOnce segments at a time, smallest first, writing few documents twice', () => {
+  const seg = (i: number, bytes = 1_000) => ({ name: `s${i}`, bytes, maxDoc: 10, deleted: 0, deletes: null });
+  /** Runs the rounds a forced merge would: the groups' sizes and the bytes written by all of them. */
+  const plan = (sizes: number[], maxSegments: number, fanIn: number) => {
+    let segments = sizes.map((b, i) => seg(i, b));
+    const groups: number[] = [];
+    let written = 0;
+    for (let group; (group = nextForcedMerge(segments, maxSegments, fanIn)) !== undefined;) {
+      const merged = segments.filter((s) => group.includes(s.name));
+      const bytes = merged.reduce((n, s) => n + s.bytes, 0);
+      segments = [...segments.filter((s) => !group.includes(s.name)), seg(1000 + groups.length, bytes)];
+      groups.push(group.length);
+      written += bytes;
+    }
+    return { groups, written, left: segments.length };
+  };
+  const equal = (n: number) => Array.from({ length: n }, () => 1_000);
+  assert.deepEqual(plan(equal(5), 1, 32), { groups: [5], written: 5_000, left: 1 });
+  assert.deepEqual(plan(equal(3), 5, 32), { groups: [], written: 0, left: 3 });
+  // 170 flushed segments into one: four full rounds, one of 15, then the last merge of 32
+  const many = plan(equal(170), 1, 32);
+  assert.deepEqual(many.groups, [32, 32, 32, 32, 15, 32]);
+  assert.equal(many.written, (4 * 32 + 15) * 1_000 + 170_000, 'the smallest written twice, the rest once');
+  assert.ok(many.groups.every((g) => g <= 32));
+  assert.deepEqual(plan(equal(40), 3, 32), { groups: [7, 32], written: 39_000, left: 3 }, 'the first round as large as the last needs');
+  assert.deepEqual(plan(equal(9), 1, 2).groups, [2, 2, 2, 2, 2, 2, 2, 2]);
+  // the smallest go first, whatever their order
+  assert.deepEqual(nextForcedMerge([seg(0, 500), seg(1, 10), seg(2, 300), seg(3, 20), seg(4, 400)], 1, 3), ['s1', 's3', 's2']);
+});
+
 // A searcher's dictionary keeps a segment's surface forms past a merge: taken before the merge (a dictionary
 // built on the old snapshot), or after it (an old snapshot's searcher building its dictionary late). Either
 // way the forms must stay readable once the old core's descriptor is closed, so they must not pin it.
@@ -121,59 +151,61 @@ for (const taken of ['before', 'after'] as const) {
   });
 }
 
-test('forceMerge leaves at most the segments asked for, none with deletes, and answers as the reference does', async (t) => {
-  const dir = tempDir(t);
-  // a policy that never merges: every commit adds a segment
-  const index = await SearchableIndex.open(dir, { mergeFactor: 100, maxMergedBytes: 1 });
-  const w = await index.openWriter();
-  const words = ['granite', 'basalt', 'quarry', 'chisel', 'marble', 'of', 'the', 'slate'];
-  const expected = new Set<bigint>();
-  for (let batch = 0; batch < 6; batch++) {
-    for (let i = 0; i < 15; i++) {
-      const n = batch * 15 + i;
-      const cid = BigInt(n % 70); // later batches replace earlier documents
-      w.upsert({ cid, title: `${words[n % 8]} ${n}`, text: Array.from({ length: 3 + (n % 9) }, (_, k) => words[(n * 7 + k * 3) % 8]).join(' ') });
-      expected.add(cid);
+for (const maxMergeAtOnce of [32, 2]) {
+  test(`forceMerge leaves at most the segments asked for, none with deletes, and answers as the reference does (${maxMergeAtOnce} at once)`, async (t) => {
+    const dir = tempDir(t);
+    // a policy that never merges: every commit adds a segment
+    const index = await SearchableIndex.open(dir, { mergeFactor: 100, maxMergedBytes: 1, maxMergeAtOnce });
+    const w = await index.openWriter();
+    const words = ['granite', 'basalt', 'quarry', 'chisel', 'marble', 'of', 'the', 'slate'];
+    const expected = new Set<bigint>();
+    for (let batch = 0; batch < 6; batch++) {
+      for (let i = 0; i < 15; i++) {
+        const n = batch * 15 + i;
+        const cid = BigInt(n % 70); // later batches replace earlier documents
+        w.upsert({ cid, title: `${words[n % 8]} ${n}`, text: Array.from({ length: 3 + (n % 9) }, (_, k) => words[(n * 7 + k * 3) % 8]).join(' ') });
+        expected.add(cid);
+      }
+      w.delete(BigInt(batch * 11));
+      expected.delete(BigInt(batch * 11));
+      await w.commit();
     }
-    w.delete(BigInt(batch * 11));
-    expected.delete(BigInt(batch * 11));
-    await w.commit();
-  }
-  assert.equal(index.snapshot().segments.length, 5, 'one segment per commit, the first replaced entirely by later ones');
-  assert.ok(index.snapshot().segments.some((s) => s.liveDocs < s.maxDoc), 'some segment holds deleted documents');
-  const queries = ['quarry', 'granite marble', '"of the"', '+chisel -slate', 'basalt "the quarry"'];
-  const live = () => [...liveDocuments(index)].map(([cid, d]) => ({ cid, ...d }));
-  const answers = (q: string) => index.searcher().search(q, { pageSize: 100, snippets: false });
+    assert.equal(index.snapshot().segments.length, 5, 'one segment per commit, the first replaced entirely by later ones');
+    assert.ok(index.snapshot().segments.some((s) => s.liveDocs < s.maxDoc), 'some segment holds deleted documents');
+    const queries = ['quarry', 'granite marble', '"of the"', '+chisel -slate', 'basalt "the quarry"'];
+    const live = () => [...liveDocuments(index)].map(([cid, d]) => ({ cid, ...d }));
+    const answers = (q: string) => index.searcher().search(q, { pageSize: 100, snippets: false });
 
-  const two = await w.forceMerge(2);
-  assert.equal(two.segments, 2);
-  assert.ok(index.snapshot().segments.every((s) => s.liveDocs === s.maxDoc), 'no deleted slot is left');
+    const two = await w.forceMerge(2);
+    assert.equal(two.segments, 2);
+    assert.ok(index.snapshot().segments.every((s) => s.liveDocs === s.maxDoc), 'no deleted slot is left');
 
-  const one = await w.forceMerge(1);
-  assert.equal(one.segments, 1);
-  assert.equal(one.docs, expected.size);
-  const [seg] = index.snapshot().segments;
-  assert.equal(seg!.maxDoc, expected.size);
-  assert.deepEqual(new Set(liveDocuments(index).keys()), expected);
-  for (const q of queries) {
-    const want = referenceSearch(live(), q);
-    const got = answers(q);
-    assert.equal(got.total, want.total, `total of ${q}`);
-    assert.deepEqual(got.hits.map((h) => [h.cid, h.score]), want.hits.map((h) => [h.cid, h.score]), `hits of ${q}`);
-  }
-  assert.ok(checkIndex(dir).ok);
+    const one = await w.forceMerge(1);
+    assert.equal(one.segments, 1);
+    assert.equal(one.docs, expected.size);
+    const [seg] = index.snapshot().segments;
+    assert.equal(seg!.maxDoc, expected.size);
+    assert.deepEqual(new Set(liveDocuments(index).keys()), expected);
+    for (const q of queries) {
+      const want = referenceSearch(live(), q);
+      const got = answers(q);
+      assert.equal(got.total, want.total, `total of ${q}`);
+      assert.deepEqual(got.hits.map((h) => [h.cid, h.score]), want.hits.map((h) => [h.cid, h.score]), `hits of ${q}`);
+    }
+    assert.ok(checkIndex(dir).ok);
 
-  // one segment and a delete: the segment is rewritten without it
-  w.delete(1n);
-  const again = await w.forceMerge(1);
-  assert.equal(again.docs, expected.size - 1);
-  assert.equal(index.snapshot().segments[0]!.maxDoc, expected.size - 1);
-  await assert.rejects(w.forceMerge(0), BadRequestError);
-  w.upsert({ cid: 500n, title: 'still', text: 'the writer is usable' });
-  assert.equal((await w.commit()).docs, expected.size);
-  await w.close();
-  await index.close();
-});
+    // one segment and a delete: the segment is rewritten without it
+    w.delete(1n);
+    const again = await w.forceMerge(1);
+    assert.equal(again.docs, expected.size - 1);
+    assert.equal(index.snapshot().segments[0]!.maxDoc, expected.size - 1);
+    await assert.rejects(w.forceMerge(0), BadRequestError);
+    w.upsert({ cid: 500n, title: 'still', text: 'the writer is usable' });
+    assert.equal((await w.commit()).docs, expected.size);
+    await w.close();
+    await index.close();
+  });
+}
 
 test("a merge reads its sources' heads without the sources holding them", async (t) => {
   const dir = tempDir(t);
