@@ -30,6 +30,7 @@ import type { DocumentRecord } from '../../kernel/document.js';
 import { stepClock, type Steps } from './steps.js';
 import { StoredTextsBuilder, type StoreOptions } from './store.js';
 import { StoredTokenAnalysis } from './stored-token-analysis.js';
+import { VocabularyBuilder } from './word-codes.js';
 import type { SegmentFile } from './segment-file.js';
 import { COMMON_GRAM_WORDS } from '../analysis/common-grams.js';
 import { SITE_TERM_PREFIX, TITLE_TEXT_POSITION_GAP, gramTerm } from './types.js';
@@ -124,7 +125,10 @@ export class SegmentBuilder {
   private readonly heads = new HeadsWriter();
   private readonly texts = new StoredTextsBuilder();
   private readonly analysis = new StoredTokenAnalysis(this.texts.tokens, (surface) => this.surfaceNumber(surface));
-  private readonly textSurfaces = new IntBuffer();
+  /** The titles' tokens, scanned and analyzed as the texts' are but not stored (heads hold the titles). */
+  private readonly titleTokens = new VocabularyBuilder();
+  private readonly titleAnalysis = new StoredTokenAnalysis(this.titleTokens, (surface) => this.surfaceNumber(surface));
+  private readonly surfacesOfText = new IntBuffer();
   /** The document being added, and its last common word's index and position (for pairs). */
   private doc = 0;
   private prevCommon = -1;
@@ -147,7 +151,8 @@ export class SegmentBuilder {
    */
   get bytes(): number {
     const strings = this.forms.forms.length + this.termNames.length;
-    return this.docBytes + this.texts.bytes + this.analysis.memoryBytes + this.forms.memoryBytes + 64 * strings + 2 * this.stringUnits;
+    const titles = this.titleTokens.memoryBytes + this.titleAnalysis.memoryBytes;
+    return this.docBytes + this.texts.bytes + this.analysis.memoryBytes + titles + this.forms.memoryBytes + 64 * strings + 2 * this.stringUnits;
   }
 
   private termId(term: string): number {
@@ -206,6 +211,20 @@ export class SegmentBuilder {
     }
   }
 
+  /**
+   * Records the analyzer's tokens of `text`, which was scanned into `ids`, from `first` on: read from
+   * the scanned tokens' analyses, or by the analyzer over the whole text when one of its separators is
+   * one the analyzer does not split at. Returns their number.
+   */
+  private tokens(text: string, ids: Readonly<IntBuffer>, analysis: StoredTokenAnalysis, first: number): number {
+    const surfaces = this.surfacesOfText;
+    if (!analysis.surfacesOf(ids.a, ids.length, surfaces)) return tokenize(text, this.sink, first, false);
+    const a = surfaces.a;
+    const n = surfaces.length;
+    for (let k = 0; k < n; k++) this.token(a[k]!, first + k);
+    return n;
+  }
+
   /** Adds a document; returns its doc id in this segment. */
   add(d: IndexedDocument): number {
     const doc = this.cids.length;
@@ -216,18 +235,8 @@ export class SegmentBuilder {
     this.doc = doc;
     this.prevCommon = -1;
     this.prevPos = -2;
-    const inTitle = tokenize(d.title, this.sink, 0, false);
-    const first = inTitle + TITLE_TEXT_POSITION_GAP;
-    const ids = this.texts.add(d.text);
-    let inText: number;
-    const surfaces = this.textSurfaces;
-    if (this.analysis.surfacesOf(ids.a, ids.length, surfaces)) {
-      const a = surfaces.a;
-      inText = surfaces.length;
-      for (let k = 0; k < inText; k++) this.token(a[k]!, first + k);
-    } else {
-      inText = tokenize(d.text, this.sink, first, false);
-    }
+    const inTitle = this.tokens(d.title, this.titleTokens.addText(d.title), this.titleAnalysis, 0);
+    const inText = this.tokens(d.text, this.texts.add(d.text), this.analysis, inTitle + TITLE_TEXT_POSITION_GAP);
     if (d.host !== undefined) {
       for (const t of new Set(siteTerms(d.host))) {
         tokTerm.push(this.termId(t));
