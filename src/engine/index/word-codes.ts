@@ -58,6 +58,13 @@ class TokenTable {
   size = 0;
   /** The text or token being scanned, as code units (read from a typed array, not with `charCodeAt`: see analyzer.ts `codeUnits`). */
   private text = new Uint16Array(1 << 14);
+  /**
+   * Tokens of up to `RECENT_UNITS` code units last found, one per slot of `RECENT_SLOTS` chosen by hash,
+   * each with its units packed beside it: hash, length, id, then the units two a word. The table's slots,
+   * starts and units take a cache miss each per token once a segment holds ~10^6 tokens; the few
+   * thousand frequent ones that make most of a text are found here without touching them.
+   */
+  private readonly recent = new Int32Array(RECENT_SLOTS * RECENT_STRIDE);
 
   /**
    * Appends the ids of `text`'s coded tokens to `out`, in order, adding tokens not seen before. A single
@@ -154,6 +161,25 @@ class TokenTable {
   /** The id of `t[i, j)`, whose hash is `h`, added if new. */
   private id(t: Uint16Array, i: number, j: number, h: number, word: number): number {
     const len = j - i;
+    if (len > RECENT_UNITS) return this.lookup(t, i, j, h, word);
+    const recent = this.recent;
+    const r = (h & (RECENT_SLOTS - 1)) * RECENT_STRIDE;
+    if (recent[r] === h && recent[r + 1] === len) {
+      let k = 0;
+      while (k < len && recent[r + 3 + (k >> 1)] === unitPair(t, i + k, j)) k += 2;
+      if (k >= len) return recent[r + 2]!;
+    }
+    const id = this.lookup(t, i, j, h, word);
+    recent[r] = h;
+    recent[r + 1] = len;
+    recent[r + 2] = id;
+    for (let k = 0; k < len; k += 2) recent[r + 3 + (k >> 1)] = unitPair(t, i + k, j);
+    return id;
+  }
+
+  /** `id` in the table itself. */
+  private lookup(t: Uint16Array, i: number, j: number, h: number, word: number): number {
+    const len = j - i;
     const units = this.units;
     const starts = this.starts;
     const slots = this.slots;
@@ -212,6 +238,16 @@ class TokenTable {
     }
     this.slots = slots;
   }
+}
+
+/** Slots of `TokenTable.recent`, and their tokens' most code units (8: most English words and separators). */
+const RECENT_SLOTS = 4096;
+const RECENT_UNITS = 8;
+const RECENT_STRIDE = 3 + RECENT_UNITS / 2;
+
+/** The code units `t[at]` and `t[at + 1]` in one int32, the second 0 when `at + 1` is `end`. */
+function unitPair(t: Uint16Array, at: number, end: number): number {
+  return t[at]! | ((at + 1 < end ? t[at + 1]! : 0) << 16);
 }
 
 /** First rank coded with 1, 2, 3, 4 bytes (end-tagged dense code, base 128). */

@@ -265,6 +265,36 @@ test('a space is implied only between two words', () => {
   assert.equal(w.length, 2);
 });
 
+test('every occurrence of a token gets its one id, among tens of thousands of short tokens that share hash slots', () => {
+  // short words (the ones found through the table of recent tokens), some past its length, of units
+  // high and low, many pairs differing in their last unit only
+  const units = ['a', 'b', 'z', '0', 'é', '가', '\uffef', '😀'];
+  const words = fc.sample(fc.array(fc.constantFrom(...units), { minLength: 1, maxLength: 10 }).map((u) => u.join('')), { numRuns: 30_000, seed: 7 });
+  const builder = new VocabularyBuilder();
+  const idOf = new Map<string, number>();
+  for (let round = 0; round < 3; round++) {
+    for (let at = 0; at < words.length; at += 50) {
+      const chunk = words.slice(at, at + 50);
+      const ids = builder.addText(chunk.join(' '));
+      assert.equal(ids.length, chunk.length);
+      for (let k = 0; k < chunk.length; k++) {
+        const id = ids.a[k]!;
+        assert.equal(builder.token(id), chunk[k], `token ${k} of chunk ${at} in round ${round}`);
+        const known = idOf.get(chunk[k]!);
+        if (known === undefined) idOf.set(chunk[k]!, id);
+        else assert.equal(id, known, chunk[k]);
+      }
+    }
+  }
+  assert.equal(new Set(idOf.values()).size, idOf.size, 'distinct tokens, distinct ids');
+  // pairs of the same length and the same 32-bit FNV-1a hash over their code units (the table's hash):
+  // only their units tell them apart
+  for (const pair of [['ubfdvm', 'xdqfxu'], ['ipivmd', 'lsbyrs'], ['uvmkhf', 'vuwvru']]) {
+    const ids = Array.from(builder.addText(`${pair.join(' ')} ${pair.join(' ')}`).view());
+    assert.deepEqual(ids.map((id) => builder.token(id)), [...pair, ...pair]);
+  }
+});
+
 /** A model of `size` ranks whose tokens are all empty words. */
 function fakeModel(size: number): WordModel {
   const w = new ByteWriter(size + 8);
