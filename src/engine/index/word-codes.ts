@@ -21,7 +21,7 @@ import { ByteReader, ByteWriter, IntBuffer } from './bytes.js';
  * Per UTF-16 unit, 1 if it is part of a word: ASCII letters and digits, and non-ASCII except those of
  * Latin-1's punctuation and symbols (no-break space … ¿) and of General Punctuation (dashes, quotes, …)
  * that the analyzer splits words at. The others of those ranges it reads as part of a word (`²` and `½`
- * fold to digits, `µ` to a letter, a soft hyphen joins its neighbours): as separators they would make
+ * fold to digits, `º` and `µ` to letters): as separators they would make
  * the text that holds them be tokenized whole by its writer (stored-token-analysis.ts), which on the
  * Wikipedia extract was 1 text in 150, "km²" and "½" mostly, and 2.5 % of its characters.
  */
