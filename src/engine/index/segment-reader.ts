@@ -23,7 +23,7 @@ import { newTermInfo, TermDictionary, type TermInfo } from './term-dictionary.js
 import { BlockPostingsCursor, decodeSkipTable, type SkipTable } from './postings-reader.js';
 import { HeadsReader } from './heads.js';
 import { StoredReader, type BlockCache } from './store.js';
-import { BLOCK_SIZE, hasPositions, shortLengths, type DocId, type PostingsCursor, type SegmentReader, type StoredDocument, type StoredHead } from './types.js';
+import { BLOCK_SIZE, shortLengths, type DocId, type PostingsCursor, type SegmentReader, type StoredDocument, type StoredHead } from './types.js';
 
 export const IDX_EXT = '.idx';
 export const STO_EXT = '.sto';
@@ -320,9 +320,12 @@ export class SegmentCore {
 
   /** A cursor over the postings of term `ord`; `sequential` as for `read`. */
   cursor(ord: number, positions: boolean, sequential = false): BlockPostingsCursor {
-    const withPositions = positions && hasPositions(this.terms.at(ord));
     const t = this.terms.info(ord, this.info);
     const { docFreq, maxFreq, minLength, positionsStart, positionsEnd } = t;
+    // a term has positions when it has position bytes: the writer keeps none for `site:` and `gram:` terms
+    // (types.ts `hasPositions`) and at least one per document of any other (and the term's text need not
+    // be decoded to tell)
+    const withPositions = positions && positionsEnd > positionsStart;
     const data = this.read(0, ord, t.postingsStart, t.postingsEnd - t.postingsStart, sequential);
     const pos = withPositions ? this.read(1, ord, positionsStart, positionsEnd - positionsStart, sequential) : null;
     let skip: SkipTable | undefined;
