@@ -83,7 +83,7 @@ export function* mergeSegments(sources: readonly MergeSource[], store: StoreOpti
   yield* mergeStored(sources, store, files);
 
   const positions = new IntBuffer();
-  const termLists = sources.map((s) => s.core.terms);
+  const termLists = sources.map((s) => s.core.termsOnce());
   let termCount = 0;
   for (const t of termLists) termCount = Math.max(termCount, t.length);
   const commonGrams = sources.every((s) => s.core.commonGrams);
@@ -94,7 +94,7 @@ export function* mergeSegments(sources: readonly MergeSource[], store: StoreOpti
       for (let i = 0; i < from.length; i += 2) {
         const k = from[i]!;
         const map = docMaps[k]!;
-        const c = sources[k]!.core.cursor(from[i + 1]!, true, true);
+        const c = sources[k]!.core.cursor(from[i + 1]!, true, true, termLists[k]);
         for (let d = c.nextDoc(); d !== NO_MORE_DOCS; d = c.nextDoc()) {
           const nd = map[d]!;
           if (nd < 0) continue;

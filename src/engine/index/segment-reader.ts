@@ -210,11 +210,21 @@ export class SegmentCore {
 
   /**
    * The term dictionary, decompressed and packed on first use, then held. A segment its process only
-   * writes (the server's writer, when searches run on worker threads) holds it only while a merge reads
-   * it, so a writer's memory does not grow with the vocabulary of every segment it keeps open.
+   * writes (the server's writer, when searches run on worker threads) never holds it: merges and the
+   * check read it with `termsOnce`, so a writer's memory does not grow with the vocabulary of every
+   * segment it keeps open.
    */
   get terms(): TermDictionary {
-    return this.termDictionary ?? this.decodeTerms();
+    return this.termDictionary ?? this.decodeTerms(true);
+  }
+
+  /**
+   * The term dictionary for one walk of the terms in order (a merge, the check): the held one, else
+   * decoded and not held. A forced merge in rounds reads every segment of an index that is still open
+   * until its commit: held, their dictionaries would add up to the vocabulary of every round.
+   */
+  termsOnce(): TermDictionary {
+    return this.termDictionary ?? this.decodeTerms(false);
   }
 
   /** Title, url and host of every doc, decompressed on first use, then held. */
@@ -227,9 +237,9 @@ export class SegmentCore {
     return this.headsReader ?? this.decodeHeads();
   }
 
-  private decodeTerms(): TermDictionary {
+  private decodeTerms(keep: boolean): TermDictionary {
     const l = this.lazy;
-    this.termDictionary = this.decoding('dictionary', () => {
+    const decoded = this.decoding('dictionary', () => {
       const dict = brotliDecompressSync(this.readIdx(l.dict[0], l.dict[1]));
       if (dict.length !== l.dictBytes) throw new InternalError(`Segment ${this.name}: the dictionary decompresses to ${dict.length} bytes, expected ${l.dictBytes}.`);
       const part = ([at, bytes]: [number, number]) => dict.subarray(at, at + bytes);
@@ -237,7 +247,8 @@ export class SegmentCore {
       if (terms.postingsBytes !== l.postingsBytes || terms.positionsBytes !== l.positionsBytes) throw new InternalError(`Segment ${this.name}: term metadata does not cover the postings.`);
       return terms;
     });
-    return this.termDictionary;
+    if (keep) this.termDictionary = decoded;
+    return decoded;
   }
 
   private decodeHeads(): HeadsReader {
@@ -318,9 +329,12 @@ export class SegmentCore {
     return (this.short ??= shortLengths(this.lengths));
   }
 
-  /** A cursor over the postings of term `ord`; `sequential` as for `read`. */
-  cursor(ord: number, positions: boolean, sequential = false): BlockPostingsCursor {
-    const t = this.terms.info(ord, this.info);
+  /**
+   * A cursor over the postings of term `ord` of `terms` (this segment's dictionary, as `terms` or
+   * `termsOnce` gave it); `sequential` as for `read`.
+   */
+  cursor(ord: number, positions: boolean, sequential = false, terms: TermDictionary = this.terms): BlockPostingsCursor {
+    const t = terms.info(ord, this.info);
     const { docFreq, maxFreq, minLength, positionsStart, positionsEnd } = t;
     // a term has positions when it has position bytes: the writer keeps none for `site:` and `gram:` terms
     // (types.ts `hasPositions`) and at least one per document of any other (and the term's text need not
