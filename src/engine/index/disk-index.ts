@@ -217,6 +217,12 @@ export class Index implements WriterHost {
   /** @internal */ loadCoreLocked(name: string): SegmentCore {
     return this.core(name);
   }
+  /** @internal */ releaseUncommittedLocked(name: string): void {
+    const core = this.cores.get(name);
+    if (core === undefined || this.state.manifest.segments.some((s) => s.name === name)) return;
+    this.cores.delete(name);
+    core.close();
+  }
   /** @internal */ installLocked(m: Manifest, views: SegmentView[]): CommitInfo {
     this.writerCommitLocked();
     return this.install(m, views);

@@ -49,6 +49,11 @@ export interface WriterHost {
   currentLocked(): { manifest: Manifest; views: SegmentView[] };
   /** Opens a segment the writer has just written. */
   loadCoreLocked(name: string): SegmentCore;
+  /**
+   * Closes and forgets a segment the writer wrote and has merged away or dropped before any commit named
+   * it (no snapshot can hold it); one the current commit names is left to the commit that drops it.
+   */
+  releaseUncommittedLocked(name: string): void;
   /** Makes a manifest the writer has made durable the index's current commit. */
   installLocked(manifest: Manifest, views: SegmentView[]): CommitInfo;
   /** Removes the index's files named neither by the current manifest nor in `keep`. */
@@ -237,7 +242,10 @@ export class DiskIndexWriter implements IndexWriter {
 
   /** Segments whose every document is deleted leave the commit without a merge. */
   private dropEmptyLocked(): void {
-    this.working = this.working.filter((ws) => ws.deleted === null || countDeleted(ws.deleted) < ws.core.maxDoc);
+    const empty = this.working.filter((ws) => ws.deleted !== null && countDeleted(ws.deleted) === ws.core.maxDoc);
+    if (empty.length === 0) return;
+    this.working = this.working.filter((ws) => !empty.includes(ws));
+    for (const ws of empty) this.index.releaseUncommittedLocked(ws.core.name);
   }
 
   async commit(): Promise<CommitInfo> {
@@ -265,6 +273,9 @@ export class DiskIndexWriter implements IndexWriter {
     const at = this.working.findIndex((ws) => names.has(ws.core.name));
     this.working = this.working.filter((ws) => !names.has(ws.core.name));
     this.working.splice(at, 0, { core, deleted: null, dirty: false, deletesFile: null });
+    // a forced merge in rounds would otherwise keep every source of every round open, with the term
+    // dictionary the merge decoded, until the commit
+    for (const name of group) this.index.releaseUncommittedLocked(name);
     await yieldToEventLoop();
   }
 

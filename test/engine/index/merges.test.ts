@@ -6,6 +6,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readdirSync, readlinkSync } from 'node:fs';
 import { BadRequestError } from '../../../src/kernel/errors.js';
 import { checkIndex, Index } from '../../../src/engine/index/index.js';
 import { findMerges, nextForcedMerge } from '../../../src/engine/index/merge-policy.js';
@@ -206,6 +207,62 @@ for (const maxMergeAtOnce of [32, 2]) {
     await index.close();
   });
 }
+
+test('a forced merge in rounds closes the sources of each round it wrote since the last commit', async (t) => {
+  const dir = tempDir(t);
+  /** This process's open descriptors of the index's segment files, unlinked ones included. */
+  const openSegmentFiles = () => readdirSync('/proc/self/fd').filter((fd) => {
+    try {
+      const target = readlinkSync(`/proc/self/fd/${fd}`);
+      return target.startsWith(dir) && /seg_\d+\.(idx|sto)( \(deleted\))?$/.test(target);
+    } catch {
+      return false; // the descriptor readdir itself used
+    }
+  }).length;
+  const index = await Index.open(dir, { maxBufferedBytes: 1, mergeFactor: 100, maxMergeAtOnce: 2 });
+  const w = await index.openWriter();
+  w.upsert({ cid: 100n, title: 'committed', text: 'a segment the current commit names' });
+  await w.commit();
+  for (let i = 0; i < 6; i++) w.upsert({ cid: BigInt(i), title: `t${i}`, text: `flushed alone ${i}` }); // a segment each
+  let most = 0;
+  let sampling = true;
+  const sample = () => {
+    most = Math.max(most, openSegmentFiles());
+    if (sampling) setImmediate(sample);
+  };
+  sample();
+  const info = await w.forceMerge(1);
+  sampling = false;
+  assert.equal(info.segments, 1);
+  // 7 segments open at the start; each round writes one and closes the uncommitted of its two sources
+  assert.ok(most <= 2 * 8, `${most} segment files open at once`);
+  assert.ok(openSegmentFiles() <= 2 * 2, 'the merged segment, and the committed one until it is collected');
+  assert.equal(index.snapshot().docs, 7);
+  await w.close();
+  await index.close();
+});
+
+test('a merge leaves its sources holding neither their term dictionaries nor their heads', async (t) => {
+  const dir = tempDir(t);
+  const index = await Index.open(dir, { mergeFactor: 100 });
+  const w = await index.openWriter();
+  for (let batch = 0; batch < 3; batch++) {
+    for (let i = 0; i < 10; i++) w.upsert({ cid: BigInt(batch * 10 + i), title: `title ${i}`, text: `granite ${batch} marble ${i}` });
+    await w.commit();
+  }
+  const sources = index.snapshot().segments.map((s) => (s as SegmentView).core);
+  assert.equal(sources.length, 3);
+  await w.forceMerge(1);
+  for (const core of sources) {
+    assert.notEqual(core.termsOnce(), core.termsOnce(), `${core.name}: its dictionary is decoded again, not held`);
+    assert.notEqual(core.headsOnce(), core.headsOnce(), `${core.name}: its heads are decoded again, not held`);
+  }
+  const held = sources[0]!.terms;
+  assert.equal(sources[0]!.termsOnce(), held, 'a dictionary a search decoded is shared');
+  assert.deepEqual([...sources[0]!.termsOnce()].slice(0, 3), [...held].slice(0, 3));
+  await w.close();
+  await index.close();
+});
 
 test("a merge reads its sources' heads without the sources holding them", async (t) => {
   const dir = tempDir(t);
