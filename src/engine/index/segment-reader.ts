@@ -210,16 +210,16 @@ export class SegmentCore {
 
   /**
    * The term dictionary, decompressed and packed on first use, then held. A segment its process only
-   * writes (the server's writer, when searches run on worker threads) never holds it: merges and the
-   * check read it with `termsOnce`, so a writer's memory does not grow with the vocabulary of every
-   * segment it keeps open.
+   * writes (the server's writer, when searches run on worker threads) never holds it: merges read it
+   * with `termsOnce`, so a writer's memory does not grow with the vocabulary of every segment it keeps
+   * open.
    */
   get terms(): TermDictionary {
     return this.termDictionary ?? this.decodeTerms(true);
   }
 
   /**
-   * The term dictionary for one walk of the terms in order (a merge, the check): the held one, else
+   * The term dictionary for one walk of the terms in order (a merge): the held one, else
    * decoded and not held. A forced merge in rounds reads every segment of an index that is still open
    * until its commit: held, their dictionaries would add up to the vocabulary of every round.
    */
