@@ -21,6 +21,16 @@ export interface ScannedTokens {
   isWord(id: number): boolean;
 }
 
+/**
+ * Whether the analyzer splits words at `separator`: it yields no token alone, and `a` + separator + `a`
+ * gives two tokens `a` (a "clean" separator; the stored text's word characters are chosen by it too).
+ */
+export function splitsWordsAt(separator: string): boolean {
+  if (analyzeSurfaces(separator).length !== 0) return false;
+  const around = analyzeSurfaces(`a${separator}a`);
+  return around.length === 2 && around[0] === 'a' && around[1] === 'a';
+}
+
 /** `count` of a token whose analysis is not known yet. */
 const UNKNOWN = -1;
 /** `count` of a separator the analyzer does not split at (a text holding it is tokenized whole). */
@@ -76,10 +86,7 @@ export class StoredTokenAnalysis {
     const token = this.tokens.token(id);
     const found = analyzeSurfaces(token);
     let c = found.length;
-    if (!this.tokens.isWord(id)) {
-      const around = c === 0 ? analyzeSurfaces(`a${token}a`) : [];
-      c = around.length === 2 && around[0] === 'a' && around[1] === 'a' ? 0 : UNCLEAN;
-    }
+    if (!this.tokens.isWord(id)) c = c === 0 && splitsWordsAt(token) ? 0 : UNCLEAN;
     this.start[id] = this.surfaces.length;
     if (c > 0) for (const f of found) this.surfaces.push(this.intern(f));
     this.count[id] = c;

@@ -14,8 +14,8 @@
  * with it in the vocabulary, and the decoder puts a space exactly between two consecutive words.
  */
 import { InternalError } from '../../kernel/errors.js';
-import { analyzeSurfaces } from '../analysis/analyzer.js';
 import { ByteReader, ByteWriter, IntBuffer } from './bytes.js';
+import { splitsWordsAt } from './stored-token-analysis.js';
 
 /**
  * Per UTF-16 unit, 1 if it is part of a word: ASCII letters and digits, and non-ASCII except those of
@@ -31,12 +31,7 @@ for (let c = 0; c < 0xc0; c++) {
 }
 WORD_UNIT.fill(0, 0x2000, 0x2070);
 for (const [from, to] of [[0xa0, 0xc0], [0x2000, 0x2070]] as const) {
-  for (let c = from; c < to; c++) {
-    const unit = String.fromCharCode(c);
-    const around = analyzeSurfaces(`a${unit}a`);
-    const splits = analyzeSurfaces(unit).length === 0 && around.length === 2 && around[0] === 'a' && around[1] === 'a';
-    if (!splits) WORD_UNIT[c] = 1;
-  }
+  for (let c = from; c < to; c++) if (!splitsWordsAt(String.fromCharCode(c))) WORD_UNIT[c] = 1;
 }
 
 const SPACE = 32;
