@@ -12,10 +12,11 @@ import { fsyncDir, faultPoint, writeFileDurable } from './directory.js';
 import type { WriterLock } from './lock.js';
 import { manifestFiles, segmentName, writeManifest, type Manifest, type ManifestSegment } from './manifest.js';
 import { findMerges, nextForcedMerge } from './merge-policy.js';
-import { mergeSegments } from './merge.js';
+import { mergeIndex, mergeSegments } from './merge.js';
 import type { ResolvedIndexOptions } from './options.js';
 import { runCooperatively, runSync, type Steps } from './steps.js';
 import { SegmentFile } from './segment-file.js';
+import { StoredMerge } from './stored-merge.js';
 import type { StoreOptions } from './store.js';
 import { IDX_EXT, isDeleted, SegmentView, STO_EXT, type DeletedBits, type SegmentCore } from './segment-reader.js';
 import { SegmentBuilder, type IndexedDocument, type SegmentFiles } from './segment-writer.js';
@@ -269,7 +270,7 @@ export class DiskIndexWriter implements IndexWriter {
   private async mergeGroupLocked(group: readonly string[]): Promise<void> {
     const names = new Set(group);
     const sources = this.working.filter((ws) => names.has(ws.core.name));
-    const core = await runCooperatively(this.segmentLocked((files) => mergeSegments(sources, this.storeOptions(), files)));
+    const core = await this.mergedSegmentLocked(sources);
     const at = this.working.findIndex((ws) => names.has(ws.core.name));
     this.working = this.working.filter((ws) => !names.has(ws.core.name));
     this.working.splice(at, 0, { core, deleted: null, dirty: false, deletesFile: null });
@@ -277,6 +278,34 @@ export class DiskIndexWriter implements IndexWriter {
     // dictionary the merge decoded, until the commit
     for (const name of group) this.index.releaseUncommittedLocked(name);
     await yieldToEventLoop();
+  }
+
+  /**
+   * Writes the merge of `sources` and loads it. Its stored text is written in a thread of its own beside
+   * the postings (stored-merge.ts) once the sources hold `mergeThreadBytes` of it, enough to pay for
+   * starting a thread; a smaller merge writes both here.
+   */
+  private async mergedSegmentLocked(sources: readonly WorkingSegment[]): Promise<SegmentCore> {
+    const storedBytes = sources.reduce((n, ws) => n + ws.core.store.bytes, 0);
+    if (storedBytes < this.index.options.mergeThreadBytes) {
+      return runCooperatively(this.segmentLocked((files) => mergeSegments(sources, this.storeOptions(), files)));
+    }
+    const name = segmentName(this.nextSegment++);
+    const dir = this.index.dir;
+    const stored = new StoredMerge(dir, name + STO_EXT, sources.map((ws) => ({ file: ws.core.name + STO_EXT, deleted: ws.deleted })), this.storeOptions());
+    let idx: SegmentFile | undefined;
+    try {
+      idx = new SegmentFile(dir, name + IDX_EXT);
+      await runCooperatively(mergeIndex(sources, idx));
+      await stored.finished();
+      idx.commit();
+    } catch (err) {
+      idx?.abort();
+      await stored.cancel();
+      throw err;
+    }
+    faultPoint('segment-written');
+    return this.index.loadCoreLocked(name);
   }
 
   /**

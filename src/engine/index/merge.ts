@@ -22,7 +22,8 @@ import type { TermPostingsWriter } from './postings-writer.js';
 import { IntBuffer } from './bytes.js';
 import { HeadsWriter } from './heads.js';
 import { stepClock, type Steps } from './steps.js';
-import { StoreWriter, type StoreOptions } from './store.js';
+import { StoreWriter, type StoredReader, type StoreOptions } from './store.js';
+import type { SegmentFile } from './segment-file.js';
 import { VocabularyBuilder } from './word-codes.js';
 
 export interface MergeSource {
@@ -54,8 +55,22 @@ function* unionSorted(lists: readonly { readonly length: number; at(i: number): 
   }
 }
 
-/** Writes the merge of `sources` into `files`; returns its document count. */
+/** Writes the merge of `sources` into `files`, stored text first; returns its document count. */
 export function* mergeSegments(sources: readonly MergeSource[], store: StoreOptions, files: SegmentFiles): Steps<number> {
+  yield* mergeStored(storedSources(sources), store, files.sto);
+  return yield* mergeIndex(sources, files.idx);
+}
+
+/** The stored texts of merge sources, as `mergeStored` reads them. */
+export function storedSources(sources: readonly MergeSource[]): StoredSource[] {
+  return sources.map(({ core, deleted }) => ({ store: core.store, deleted }));
+}
+
+/**
+ * Writes the merged `.idx` of `sources` (which shares nothing with the `.sto` but the documents' order, so
+ * the two may be written at once); returns its document count.
+ */
+export function* mergeIndex(sources: readonly MergeSource[], idx: SegmentFile): Steps<number> {
   // new doc ids
   let live = 0;
   const docMaps = sources.map(({ core, deleted }) => {
@@ -79,8 +94,6 @@ export function* mergeSegments(sources: readonly MergeSource[], store: StoreOpti
     const from = core.headsOnce();
     for (let d = 0; d < core.maxDoc; d++) if (!isDeleted(deleted, d)) heads.addEncoded(from.record(d));
   }
-
-  yield* mergeStored(sources, store, files);
 
   const positions = new IntBuffer();
   const termLists = sources.map((s) => s.core.termsOnce());
@@ -117,30 +130,36 @@ export function* mergeSegments(sources: readonly MergeSource[], store: StoreOpti
     }
   }
 
-  yield* encodeIdx({ commonGrams, heads, lengths, cids, termCount, terms, surfaces: surfaces() }, files.idx);
+  yield* encodeIdx({ commonGrams, heads, lengths, cids, termCount, terms, surfaces: surfaces() }, idx);
   return lengths.length;
+}
+
+/** A merge source's stored texts: its `.sto` and the documents the merge drops. */
+export interface StoredSource {
+  store: StoredReader;
+  deleted: DeletedBits | null;
 }
 
 /**
  * Writes the merged `.sto`: the live documents' tokens ranked anew for the merged segment. A word-coded
  * source's documents are re-coded from their ranks (no text decoded), its tokens counted by its
  * vocabulary when it has no deletes, else from its live documents; an older source's texts are
- * tokenized. A function of its own so that the merged vocabulary, the sources' vocabularies and their rank
- * maps are garbage before the postings are merged (at a million documents they are hundreds of MB).
+ * tokenized. It reads nothing but the sources' `.sto` files, so it runs in a thread of its own beside the
+ * `.idx` merge (stored-merge.ts), or before it, when the merged vocabulary, the sources' vocabularies and
+ * their rank maps are garbage before the postings are merged (at a million documents they are hundreds of MB).
  */
-function* mergeStored(sources: readonly MergeSource[], store: StoreOptions, files: SegmentFiles): Steps<void> {
+export function* mergeStored(sources: readonly StoredSource[], store: StoreOptions, sto: SegmentFile): Steps<void> {
   const due = stepClock();
   const counts = new VocabularyBuilder();
   const ranks = new IntBuffer();
   /** Per word-coded source, the merged vocabulary's token id of each of its ranks (−1: not live). */
   const idsOfRanks: (Int32Array | undefined)[] = [];
-  // read here, not kept by the sources (unless a search has read one already)
-  const models = sources.map(({ core }) => core.store.wordModel(false));
-  for (const [k, { core, deleted }] of sources.entries()) {
-    const st = core.store;
-    const model = models[k];
+  // A source's vocabulary is read (not kept by the source, unless a search has read it already) once to
+  // count its tokens and again to re-code its texts: held by one source at a time, not by all of a merge's.
+  for (const { store: st, deleted } of sources) {
+    const model = st.wordModel(false);
     if (model === undefined) {
-      for (let d = 0; d < core.maxDoc; d++) {
+      for (let d = 0; d < st.docCount; d++) {
         if (!isDeleted(deleted, d)) counts.addText(st.get(d));
         if ((d & 63) === 0 && due()) yield;
       }
@@ -150,7 +169,7 @@ function* mergeStored(sources: readonly MergeSource[], store: StoreOptions, file
     let used = deleted === null ? st.tokenCounts() : undefined;
     if (used === undefined) {
       used = new Float64Array(model.size);
-      for (let d = 0; d < core.maxDoc; d++) {
+      for (let d = 0; d < st.docCount; d++) {
         if (isDeleted(deleted, d)) continue;
         ranks.length = 0;
         st.ranks(d, model, ranks);
@@ -164,14 +183,14 @@ function* mergeStored(sources: readonly MergeSource[], store: StoreOptions, file
     idsOfRanks.push(ids);
   }
   const vocabulary = counts.rank();
-  const sw = new StoreWriter(store, files.sto, vocabulary);
-  for (const [k, { core, deleted }] of sources.entries()) {
-    const st = core.store;
+  const sw = new StoreWriter(store, sto, vocabulary);
+  for (const [k, { store: st, deleted }] of sources.entries()) {
     // the source's ranks as the merged segment's, mapped in place
     const remap = idsOfRanks[k];
+    idsOfRanks[k] = undefined;
     if (remap !== undefined) for (let r = 0; r < remap.length; r++) if (remap[r]! >= 0) remap[r] = vocabulary.rankOfId[remap[r]!]!;
-    const model = remap === undefined ? undefined : models[k]!;
-    for (let d = 0; d < core.maxDoc; d++) {
+    const model = remap === undefined ? undefined : st.wordModel(false);
+    for (let d = 0; d < st.docCount; d++) {
       if (isDeleted(deleted, d)) continue;
       if (model === undefined || remap === undefined) sw.add(st.get(d));
       else {
