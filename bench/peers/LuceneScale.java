@@ -7,8 +7,10 @@
  *
  * Build: one field "body" (title, newline, text) with EnglishAnalyzer (Porter stemming, English stop words
  * removed), frequencies and positions indexed, nothing stored but the document's number; BM25 k1 1.2,
- * b 0.75; a 256 MiB RAM buffer (Quarry's default write buffer); SerialMergeScheduler so the build runs on one
- * thread as Quarry's does; forceMerge(1) at the end, so the index is one segment. Prints a JSON report.
+ * b 0.75; a 256 MiB RAM buffer (Quarry's default write buffer); documents added from one thread, merges by
+ * Lucene's default ConcurrentMergeScheduler, in threads of their own beside it (Quarry writes a large
+ * merge's stored text in a second thread); forceMerge(1) at the end, so the index is one segment. Prints a
+ * JSON report.
  *
  * Serve: an MMapDirectory reader; each query parsed by the classic QueryParser with the same analyzer and OR as
  * the default operator (a quoted query is a PhraseQuery); top 20. Every query kind is timed twice: with
@@ -39,7 +41,6 @@ import org.apache.lucene.document.TextField;
 import org.apache.lucene.index.DirectoryReader;
 import org.apache.lucene.index.IndexWriter;
 import org.apache.lucene.index.IndexWriterConfig;
-import org.apache.lucene.index.SerialMergeScheduler;
 import org.apache.lucene.queryparser.classic.QueryParser;
 import org.apache.lucene.search.BooleanQuery;
 import org.apache.lucene.search.IndexSearcher;
@@ -129,7 +130,6 @@ public class LuceneScale {
     IndexWriterConfig config = new IndexWriterConfig(new EnglishAnalyzer());
     config.setSimilarity(new BM25Similarity(1.2f, 0.75f));
     config.setRAMBufferSizeMB(256);
-    config.setMergeScheduler(new SerialMergeScheduler());
     config.setUseCompoundFile(false);
     config.setOpenMode(IndexWriterConfig.OpenMode.CREATE);
     long docs = 0;

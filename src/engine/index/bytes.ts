@@ -6,7 +6,7 @@
 
 /** A growable output buffer. Values written as varints must be integers in [0, 2^32). */
 export class ByteWriter {
-  buf: Uint8Array;
+  buf: Uint8Array<ArrayBuffer>;
   length = 0;
 
   constructor(initialCapacity = 1024) {
@@ -76,14 +76,14 @@ export class ByteWriter {
   }
 
   /** A view of the written bytes (shares memory with the writer until it grows again). */
-  view(): Uint8Array {
+  view(): Uint8Array<ArrayBuffer> {
     return this.buf.subarray(0, this.length);
   }
 }
 
 /** A growable Int32Array. */
 export class IntBuffer {
-  a = new Int32Array(1024);
+  a: Int32Array<ArrayBuffer> = new Int32Array(1024);
   length = 0;
   push(v: number): void {
     if (this.length === this.a.length) this.reserve(1);
@@ -101,7 +101,7 @@ export class IntBuffer {
   }
 
   /** The values pushed (shares memory until the buffer grows again). */
-  view(): Int32Array {
+  view(): Int32Array<ArrayBuffer> {
     return this.a.subarray(0, this.length);
   }
 }

@@ -18,6 +18,20 @@ export interface DocumentHead {
 
 export class HeadsWriter {
   private readonly raw = new ByteWriter(1 << 16);
+
+  /** Empty, or holding the records another writer sealed (`seal`). */
+  constructor(sealed?: Uint8Array<ArrayBuffer>) {
+    if (sealed !== undefined) {
+      this.raw.buf = sealed;
+      this.raw.length = sealed.length;
+    }
+  }
+
+  /** The records written, for another thread's writer; this one is not used after. */
+  seal(): Uint8Array<ArrayBuffer> {
+    return this.raw.view();
+  }
+
   add(h: DocumentHead): void {
     writeString(this.raw, h.title);
     writeOptional(this.raw, h.url);

@@ -16,10 +16,12 @@ import { mergeIndex, mergeSegments } from './merge.js';
 import type { ResolvedIndexOptions } from './options.js';
 import { runCooperatively, runSync, type Steps } from './steps.js';
 import { SegmentFile } from './segment-file.js';
-import { StoredMerge } from './stored-merge.js';
+import { FLUSH_THREAD, FlushInThread } from './segment-flush.js';
+import { STORED_MERGE_THREAD, StoredMerge } from './stored-merge.js';
+import { ThreadJob } from './thread-job.js';
 import type { StoreOptions } from './store.js';
 import { IDX_EXT, isDeleted, SegmentView, STO_EXT, type DeletedBits, type SegmentCore } from './segment-reader.js';
-import { SegmentBuilder, type IndexedDocument, type SegmentFiles } from './segment-writer.js';
+import { encodeSegment, SegmentBuilder, writeSegmentFiles, type IndexedDocument, type SealedSegment, type SegmentFiles } from './segment-writer.js';
 import type { CommitInfo, DocInput } from './types.js';
 
 function toDocument(doc: unknown): IndexedDocument {
@@ -81,6 +83,18 @@ export interface IndexWriter {
   close(): Promise<void>;
 }
 
+/** A write buffer taken out of the writer (`takeBufferLocked`), on its way to becoming a segment. */
+interface Taken {
+  /** What the buffer held (`SegmentBuilder.bytes`). */
+  bytes: number;
+  /** Its documents, or undefined when it had none (only deletes). */
+  segment: SealedSegment | undefined;
+  /** Cids to delete from every segment older than this one. */
+  deletes: Set<bigint>;
+  /** Docs of this segment that later ones in the same buffer replaced. */
+  replaced: number[];
+}
+
 interface WorkingSegment {
   core: SegmentCore;
   deleted: DeletedBits | null;
@@ -101,6 +115,8 @@ export class DiskIndexWriter implements IndexWriter {
   private failure: unknown;
   private committing = false;
   private inFlight: Promise<void> = Promise.resolve();
+  /** The buffer a thread is writing as a segment, not yet installed. */
+  private background: { taken: Taken; flush: FlushInThread } | undefined;
   pending = 0;
 
   constructor(private readonly index: WriterHost, private readonly lock: WriterLock) {
@@ -165,65 +181,79 @@ export class DiskIndexWriter implements IndexWriter {
     return { blockBytes: this.index.options.storedBlockBytes, quality: this.index.options.storedQuality };
   }
 
-  /**
-   * Writes a new segment with `encode` and loads it. Its files are durable when this returns (the
-   * directory not yet fsynced); until `encode` has finished they are temporaries, so a failure or a
-   * crash leaves no segment behind.
-   */
+  /** Writes a new segment with `encode` and loads it. */
   private *segmentLocked(encode: (files: SegmentFiles) => Steps<unknown>): Steps<SegmentCore> {
     const name = segmentName(this.nextSegment++);
-    const dir = this.index.dir;
-    const opened: SegmentFile[] = [];
-    const open = (file: string) => {
-      const f = new SegmentFile(dir, file);
-      opened.push(f);
-      return f;
-    };
-    try {
-      const files = { sto: open(name + STO_EXT), idx: open(name + IDX_EXT) };
-      yield* encode(files);
-      files.sto.commit();
-      files.idx.commit();
-    } catch (err) {
-      for (const f of opened) f.abort();
-      throw err;
-    }
+    yield* writeSegmentFiles(this.index.dir, name, encode);
     faultPoint('segment-written');
     return this.index.loadCoreLocked(name);
   }
 
-  /**
-   * Turns the buffered documents into a segment and applies their deletes to the older segments:
-   * synchronously when `upsert` overflows the buffer, cooperatively (yielding to the event loop) in
-   * `commit()`.
-   */
-  private flushLocked(): void {
-    this.installFlushLocked(this.builder.maxDoc > 0 ? runSync(this.flushSteps()) : undefined);
-  }
-
-  private async flushCooperativelyLocked(): Promise<void> {
-    this.installFlushLocked(this.builder.maxDoc > 0 ? await runCooperatively(this.flushSteps()) : undefined);
-  }
-
-  private flushSteps(): Steps<SegmentCore> {
+  /** Takes the buffered documents and deletes out of the writer, to become a segment. */
+  private takeBufferLocked(): Taken {
     const builder = this.builder;
-    return this.segmentLocked((files) => builder.encode(this.storeOptions(), files));
-  }
-
-  private installFlushLocked(core: SegmentCore | undefined): void {
-    this.applyDeletesLocked(this.pendingDeletes);
-    this.pendingDeletes = new Set();
-    if (core !== undefined) {
-      let deleted: DeletedBits | null = null;
-      if (this.builderDeleted.length > 0) {
-        deleted = new Uint8Array(Math.ceil(core.maxDoc / 8));
-        for (const d of this.builderDeleted) deleted[d >>> 3]! |= 1 << (d & 7);
-      }
-      this.working.push({ core, deleted, dirty: deleted !== null, deletesFile: null });
-    }
+    const taken: Taken = { bytes: builder.bytes, segment: builder.maxDoc > 0 ? builder.seal() : undefined, deletes: this.pendingDeletes, replaced: this.builderDeleted };
     this.builder = new SegmentBuilder();
     this.builderDocs = new Map();
     this.builderDeleted = [];
+    this.pendingDeletes = new Set();
+    return taken;
+  }
+
+  /**
+   * From `upsert`, its buffer full: installs the segment a thread has been writing (waiting for it if it
+   * is not done), then writes this buffer's: in a thread of its own when it holds `threadBytes`, so that
+   * documents go on being added meanwhile, else here. One flush at a time is in a thread, so the buffers
+   * held are at most two, and segments are installed in the order their documents were added (each
+   * applies its deletes to the older ones).
+   */
+  private flushLocked(): void {
+    const b = this.background;
+    if (b !== undefined) {
+      this.background = undefined;
+      b.flush.waitSync();
+      this.installFlushLocked(b.taken, this.loadFlushedLocked(b.flush.name));
+    }
+    const taken = this.takeBufferLocked();
+    if (taken.segment !== undefined && taken.bytes >= this.index.options.threadBytes && ThreadJob.available(FLUSH_THREAD)) {
+      const name = segmentName(this.nextSegment++);
+      this.background = { taken, flush: new FlushInThread({ dir: this.index.dir, name, segment: taken.segment, store: this.storeOptions() }) };
+      return;
+    }
+    this.installFlushLocked(taken, taken.segment && runSync(this.flushSteps(taken.segment)));
+  }
+
+  /** In `commit()`: the segment being written in a thread installed, then the buffer's, written here (yielding to the event loop). */
+  private async flushCooperativelyLocked(): Promise<void> {
+    const b = this.background;
+    if (b !== undefined) {
+      this.background = undefined;
+      await b.flush.wait();
+      this.installFlushLocked(b.taken, this.loadFlushedLocked(b.flush.name));
+    }
+    const taken = this.takeBufferLocked();
+    this.installFlushLocked(taken, taken.segment && await runCooperatively(this.flushSteps(taken.segment)));
+  }
+
+  private flushSteps(segment: SealedSegment): Steps<SegmentCore> {
+    return this.segmentLocked((files) => encodeSegment(segment, this.storeOptions(), files));
+  }
+
+  private loadFlushedLocked(name: string): SegmentCore {
+    faultPoint('segment-written');
+    return this.index.loadCoreLocked(name);
+  }
+
+  /** Applies a flushed buffer's deletes to the older segments and adds its segment, if it had documents. */
+  private installFlushLocked(taken: Taken, core: SegmentCore | undefined): void {
+    this.applyDeletesLocked(taken.deletes);
+    if (core === undefined) return;
+    let deleted: DeletedBits | null = null;
+    if (taken.replaced.length > 0) {
+      deleted = new Uint8Array(Math.ceil(core.maxDoc / 8));
+      for (const d of taken.replaced) deleted[d >>> 3]! |= 1 << (d & 7);
+    }
+    this.working.push({ core, deleted, dirty: deleted !== null, deletesFile: null });
   }
 
   private entry(ws: WorkingSegment): ManifestSegment {
@@ -282,17 +312,17 @@ export class DiskIndexWriter implements IndexWriter {
 
   /**
    * Writes the merge of `sources` and loads it. Its stored text is written in a thread of its own beside
-   * the postings (stored-merge.ts) once the sources hold `mergeThreadBytes` of it, enough to pay for
+   * the postings (stored-merge.ts) once the sources hold `threadBytes` of it, enough to pay for
    * starting a thread; a smaller merge writes both here.
    */
   private async mergedSegmentLocked(sources: readonly WorkingSegment[]): Promise<SegmentCore> {
     const storedBytes = sources.reduce((n, ws) => n + ws.core.store.bytes, 0);
-    if (storedBytes < this.index.options.mergeThreadBytes) {
+    if (storedBytes < this.index.options.threadBytes || !ThreadJob.available(STORED_MERGE_THREAD)) {
       return runCooperatively(this.segmentLocked((files) => mergeSegments(sources, this.storeOptions(), files)));
     }
     const name = segmentName(this.nextSegment++);
     const dir = this.index.dir;
-    const stored = new StoredMerge(dir, name + STO_EXT, sources.map((ws) => ({ file: ws.core.name + STO_EXT, deleted: ws.deleted })), this.storeOptions());
+    const stored = new StoredMerge({ dir, file: name + STO_EXT, sources: sources.map((ws) => ({ file: ws.core.name + STO_EXT, deleted: ws.deleted })), store: this.storeOptions() });
     let idx: SegmentFile | undefined;
     try {
       idx = new SegmentFile(dir, name + IDX_EXT);
@@ -364,6 +394,8 @@ export class DiskIndexWriter implements IndexWriter {
     if (this.closed) return;
     this.closed = true;
     await this.inFlight; // a commit in flight completes (or fails) before the lock is released
+    await this.background?.flush.cancel();
+    this.background = undefined;
     this.builder = new SegmentBuilder();
     this.lock.release();
     this.index.writerClosedLocked(this);

@@ -10,7 +10,7 @@ export interface ResolvedIndexOptions {
   mergeFloorBytes: number;
   maxMergedBytes: number;
   maxMergeAtOnce: number;
-  mergeThreadBytes: number;
+  threadBytes: number;
   storedBlockBytes: number;
   storedQuality: number;
   storedCacheBytes: number;
@@ -24,7 +24,7 @@ export function resolveIndexOptions(o: IndexOptions = {}): ResolvedIndexOptions 
     mergeFloorBytes: o.mergeFloorBytes ?? 2 * 1024 * 1024,
     maxMergedBytes: o.maxMergedBytes ?? 512 * 1024 * 1024,
     maxMergeAtOnce: o.maxMergeAtOnce ?? 32,
-    mergeThreadBytes: o.mergeThreadBytes ?? 16 * 1024 * 1024,
+    threadBytes: o.threadBytes ?? 16 * 1024 * 1024,
     storedBlockBytes: o.storedBlockBytes ?? 16 * 1024,
     storedQuality: o.storedQuality ?? 3,
     storedCacheBytes: o.storedCacheBytes ?? DEFAULT_STORED_CACHE_BYTES,
@@ -39,7 +39,7 @@ export function resolveIndexOptions(o: IndexOptions = {}): ResolvedIndexOptions 
   positive('mergeFloorBytes', 1);
   positive('maxMergedBytes', 0);
   positive('maxMergeAtOnce', 2);
-  positive('mergeThreadBytes', 0);
+  positive('threadBytes', 0);
   positive('storedBlockBytes', 1);
   positive('storedQuality', 0, 11);
   positive('storedCacheBytes', 0);

@@ -28,15 +28,39 @@ import { TermPostingsWriter } from './postings-writer.js';
 import { HeadsWriter } from './heads.js';
 import type { DocumentRecord } from '../../kernel/document.js';
 import { stepClock, type Steps } from './steps.js';
-import { StoredTextsBuilder, type StoreOptions } from './store.js';
+import { encodeStoredTexts, sealedTextsBuffers, StoredTextsBuilder, type SealedTexts, type StoreOptions } from './store.js';
 import { StoredTokenAnalysis } from './stored-token-analysis.js';
 import { VocabularyBuilder } from './word-codes.js';
-import type { SegmentFile } from './segment-file.js';
+import { SegmentFile } from './segment-file.js';
+import { IDX_EXT, STO_EXT } from './segment-reader.js';
 import { COMMON_GRAM_WORDS } from '../analysis/common-grams.js';
 import { SITE_TERM_PREFIX, TITLE_TEXT_POSITION_GAP, gramTerm } from './types.js';
 
 /** The two files of a segment being written. */
 export interface SegmentFiles { idx: SegmentFile; sto: SegmentFile }
+
+/**
+ * Writes segment `name`'s two files with `encode`: durable under their names when it returns (the
+ * directory not yet fsynced); until `encode` has finished they are temporaries, so a failure or a crash
+ * leaves no segment behind.
+ */
+export function* writeSegmentFiles(dir: string, name: string, encode: (files: SegmentFiles) => Steps<unknown>): Steps<void> {
+  const opened: SegmentFile[] = [];
+  const open = (file: string) => {
+    const f = new SegmentFile(dir, file);
+    opened.push(f);
+    return f;
+  };
+  try {
+    const files = { sto: open(name + STO_EXT), idx: open(name + IDX_EXT) };
+    yield* encode(files);
+    files.sto.commit();
+    files.idx.commit();
+  } catch (err) {
+    for (const f of opened) f.abort();
+    throw err;
+  }
+}
 
 /** A validated document as the index stores it. */
 export type IndexedDocument = DocumentRecord;
@@ -250,73 +274,126 @@ export class SegmentBuilder {
     return doc;
   }
 
-  /**
-   * The tokens grouped by term with a stable counting sort: term t's are `[start[t], start[t + 1])` of
-   * `sDoc` and `sPos`, in (doc, position) order. The token arrays in add order are let go: a flush
-   * holds one copy of the tokens while it writes, not two. (Encoding is a builder's last use.)
-   */
-  private sortTokens(): { start: Int32Array; sDoc: Int32Array; sPos: Int32Array } {
-    const nTerms = this.termNames.length;
-    const nTok = this.tokTerm.length;
-    const tokTerm = this.tokTerm.a;
-    const tokPos = this.tokPos.a;
-    const start = new Int32Array(nTerms + 1);
-    for (let i = 0; i < nTok; i++) start[tokTerm[i]! + 1]!++;
-    for (let t = 0; t < nTerms; t++) start[t + 1]! += start[t]!;
-    const fill = start.slice(0, nTerms);
-    const sDoc = new Int32Array(nTok);
-    const sPos = new Int32Array(nTok);
-    const docStart = this.docStart;
-    const maxDoc = this.cids.length;
-    for (let doc = 0; doc < maxDoc; doc++) {
-      const end = doc + 1 < maxDoc ? docStart[doc + 1]! : nTok;
-      for (let i = docStart[doc]!; i < end; i++) {
-        const at = fill[tokTerm[i]!]!++;
-        sDoc[at] = doc;
-        sPos[at] = tokPos[i]!;
-      }
-    }
-    this.tokTerm = new IntBuffer();
-    this.tokPos = new IntBuffer();
-    return { start, sDoc, sPos };
-  }
-
-  /** Encodes the segment into its `.idx` and `.sto` files (run with runSync or runCooperatively). */
-  *encode(store: StoreOptions, files: SegmentFiles): Steps<void> {
-    const nTerms = this.termNames.length;
-    const { start, sDoc, sPos } = this.sortTokens();
-    const names = this.termNames;
-    const order = Array.from({ length: nTerms }, (_, i) => i).sort((a, b) => (names[a]! < names[b]! ? -1 : names[a]! > names[b]! ? 1 : 0));
+  /** The segment as plain data, for `encodeSegment` here or in another thread; the builder is not used after. */
+  seal(): SealedSegment {
     const { forms, df } = this.forms;
-    const used = Array.from({ length: forms.length }, (_, i) => i).filter((i) => df[i]! > 0).sort((a, b) => (forms[a]! < forms[b]! ? -1 : forms[a]! > forms[b]! ? 1 : 0));
-    yield* this.texts.encode(store, files.sto);
-    yield* encodeIdx({
-      commonGrams: true,
-      heads: this.heads,
-      lengths: this.lengths,
-      cids: this.cids,
-      termCount: nTerms,
-      *terms(w) {
-        for (const t of order) {
-          const from = start[t]!;
-          const to = start[t + 1]!;
-          w.begin(names[t]!);
-          // a doc's tokens are consecutive: its freq is their run, its positions sPos[i, i + freq)
-          for (let i = from; i < to; ) {
-            const d = sDoc[i]!;
-            let j = i + 1;
-            while (j < to && sDoc[j] === d) j++;
-            w.add(d, j - i, sPos, i);
-            i = j;
-          }
-          yield names[t]!;
-        }
-      },
-      surfaces: (function* (): Generator<[string, number]> {
-        for (const i of used) yield [forms[i]!, df[i]!];
-      })(),
-    }, files.idx);
+    const used: string[] = [];
+    const usedDf: number[] = [];
+    for (let i = 0; i < forms.length; i++) {
+      if (df[i]! === 0) continue;
+      used.push(forms[i]!);
+      usedDf.push(df[i]!);
+    }
+    return {
+      termNames: this.termNames,
+      tokTerm: this.tokTerm.view(),
+      tokPos: this.tokPos.view(),
+      docStart: Int32Array.from(this.docStart),
+      lengths: Uint32Array.from(this.lengths),
+      cids: BigUint64Array.from(this.cids),
+      heads: this.heads.seal(),
+      texts: this.texts.seal(),
+      forms: used,
+      formDf: Int32Array.from(usedDf),
+    };
   }
+}
+
+/**
+ * A built segment as plain data (`SegmentBuilder.seal`): what its encoding reads, which a thread can be
+ * handed (flush-thread.ts). Encoding consumes it: `encodeSegment` lets go of the token arrays once sorted.
+ */
+export interface SealedSegment {
+  /** Term of each term id, in first-seen order. */
+  termNames: string[];
+  /** Each token's term id and position (−1 for a `site:` term), doc by doc in add order. */
+  tokTerm: Int32Array<ArrayBuffer>;
+  tokPos: Int32Array<ArrayBuffer>;
+  /** Where each doc's tokens start in `tokTerm`. */
+  docStart: Int32Array<ArrayBuffer>;
+  lengths: Uint32Array<ArrayBuffer>;
+  cids: BigUint64Array<ArrayBuffer>;
+  /** The heads' records (heads.ts). */
+  heads: Uint8Array<ArrayBuffer>;
+  texts: SealedTexts;
+  /** The surface forms some token used, in first-seen order, and their document frequencies. */
+  forms: string[];
+  formDf: Int32Array<ArrayBuffer>;
+}
+
+/** The buffers of `s`, to transfer rather than copy to another thread. */
+export function sealedSegmentBuffers(s: SealedSegment): ArrayBuffer[] {
+  return [s.tokTerm.buffer, s.tokPos.buffer, s.docStart.buffer, s.lengths.buffer, s.cids.buffer, s.heads.buffer, s.formDf.buffer, ...sealedTextsBuffers(s.texts)];
+}
+
+const NO_TOKENS = new Int32Array(0);
+
+/**
+ * The tokens grouped by term with a stable counting sort: term t's are `[start[t], start[t + 1])` of
+ * `sDoc` and `sPos`, in (doc, position) order. The token arrays in add order are let go: a flush holds
+ * one copy of the tokens while it writes, not two.
+ */
+function sortTokens(s: SealedSegment): { start: Int32Array; sDoc: Int32Array; sPos: Int32Array } {
+  const nTerms = s.termNames.length;
+  const nTok = s.tokTerm.length;
+  const tokTerm = s.tokTerm;
+  const tokPos = s.tokPos;
+  const start = new Int32Array(nTerms + 1);
+  for (let i = 0; i < nTok; i++) start[tokTerm[i]! + 1]!++;
+  for (let t = 0; t < nTerms; t++) start[t + 1]! += start[t]!;
+  const fill = start.slice(0, nTerms);
+  const sDoc = new Int32Array(nTok);
+  const sPos = new Int32Array(nTok);
+  const docStart = s.docStart;
+  const maxDoc = docStart.length;
+  for (let doc = 0; doc < maxDoc; doc++) {
+    const end = doc + 1 < maxDoc ? docStart[doc + 1]! : nTok;
+    for (let i = docStart[doc]!; i < end; i++) {
+      const at = fill[tokTerm[i]!]!++;
+      sDoc[at] = doc;
+      sPos[at] = tokPos[i]!;
+    }
+  }
+  s.tokTerm = NO_TOKENS;
+  s.tokPos = NO_TOKENS;
+  return { start, sDoc, sPos };
+}
+
+/** Encodes a sealed segment into its `.idx` and `.sto` files (run with runSync or runCooperatively). */
+export function* encodeSegment(s: SealedSegment, store: StoreOptions, files: SegmentFiles): Steps<void> {
+  const nTerms = s.termNames.length;
+  const { start, sDoc, sPos } = sortTokens(s);
+  const names = s.termNames;
+  const order = Array.from({ length: nTerms }, (_, i) => i).sort((a, b) => (names[a]! < names[b]! ? -1 : names[a]! > names[b]! ? 1 : 0));
+  const { forms, formDf } = s;
+  const used = Array.from({ length: forms.length }, (_, i) => i).sort((a, b) => (forms[a]! < forms[b]! ? -1 : forms[a]! > forms[b]! ? 1 : 0));
+  yield* encodeStoredTexts(s.texts, store, files.sto);
+  yield* encodeIdx({
+    commonGrams: true,
+    heads: new HeadsWriter(s.heads),
+    lengths: s.lengths,
+    cids: s.cids,
+    termCount: nTerms,
+    *terms(w) {
+      for (const t of order) {
+        const from = start[t]!;
+        const to = start[t + 1]!;
+        w.begin(names[t]!);
+        // a doc's tokens are consecutive: its freq is their run, its positions sPos[i, i + freq)
+        for (let i = from; i < to; ) {
+          const d = sDoc[i]!;
+          let j = i + 1;
+          while (j < to && sDoc[j] === d) j++;
+          w.add(d, j - i, sPos, i);
+          i = j;
+        }
+        yield names[t]!;
+      }
+    },
+    surfaces: (function* (): Generator<[string, number]> {
+      for (const i of used) yield [forms[i]!, formDf[i]!];
+    })(),
+  }, files.idx);
 }
 
 export interface IdxInput {

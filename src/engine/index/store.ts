@@ -23,7 +23,7 @@ import { FOOTER_BYTES, MAGIC, readFooter } from './footer.js';
 import type { SegmentFile } from './segment-file.js';
 import { LruCache } from './lru.js';
 import { stepClock, type Steps } from './steps.js';
-import { tokenCounts, VocabularyBuilder, type Vocabulary, WordModel, writeRank } from './word-codes.js';
+import { tokenCounts, VocabularyBuilder, vocabularyBuffers, type Vocabulary, type VocabularyBuilderState, WordModel, writeRank } from './word-codes.js';
 
 
 export interface StoreOptions {
@@ -166,35 +166,54 @@ export class StoredTextsBuilder {
     return this.scanned.length + this.counts.memoryBytes;
   }
 
-  /** Writes the complete `.sto` file of the texts added, in their order. */
-  *encode(options: StoreOptions, file: SegmentFile): Steps<void> {
-    const due = stepClock();
-    const vocabulary = this.counts.rank();
-    const w = new StoreWriter(options, file, vocabulary);
-    const bytes = this.scanned.buf;
-    const ends = this.ends;
-    const ids = new IntBuffer();
-    let p = 0;
-    for (let i = 0; i < ends.length; i++) {
-      const end = ends[i]!;
-      ids.reserve(end - p);
-      const a = ids.a;
-      let n = 0;
-      while (p < end) {
-        // varints `add` wrote, so short and well formed
-        let b = bytes[p++]!;
-        let v = b & 0x7f;
-        for (let shift = 7; b >= 0x80; shift += 7) {
-          b = bytes[p++]!;
-          v |= (b & 0x7f) << shift;
-        }
-        a[n++] = v;
-      }
-      w.addMapped(a, 0, n, vocabulary.rankOfId);
-      if ((i & 63) === 0 && due()) yield;
-    }
-    w.finish();
+  /** The texts as plain arrays, for `encodeStoredTexts` here or in another thread; the builder is not used after. */
+  seal(): SealedTexts {
+    return { vocabulary: this.counts.state(), scanned: this.scanned.view(), ends: Int32Array.from(this.ends) };
   }
+}
+
+/** A segment's texts as scanned tokens, sealed for encoding (`StoredTextsBuilder.seal`). */
+export interface SealedTexts {
+  vocabulary: VocabularyBuilderState;
+  /** Each text's token ids as varints, one text after another. */
+  scanned: Uint8Array<ArrayBuffer>;
+  /** Where each text's ids end in `scanned`. */
+  ends: Int32Array<ArrayBuffer>;
+}
+
+/** The buffers of `texts`, to transfer rather than copy to another thread. */
+export function sealedTextsBuffers(texts: SealedTexts): ArrayBuffer[] {
+  return [...vocabularyBuffers(texts.vocabulary), texts.scanned.buffer, texts.ends.buffer];
+}
+
+/** Writes the complete `.sto` file of sealed texts, in their order. */
+export function* encodeStoredTexts(texts: SealedTexts, options: StoreOptions, file: SegmentFile): Steps<void> {
+  const due = stepClock();
+  const vocabulary = new VocabularyBuilder(texts.vocabulary).rank();
+  const w = new StoreWriter(options, file, vocabulary);
+  const bytes = texts.scanned;
+  const ends = texts.ends;
+  const ids = new IntBuffer();
+  let p = 0;
+  for (let i = 0; i < ends.length; i++) {
+    const end = ends[i]!;
+    ids.reserve(end - p);
+    const a = ids.a;
+    let n = 0;
+    while (p < end) {
+      // varints `add` wrote, so short and well formed
+      let b = bytes[p++]!;
+      let v = b & 0x7f;
+      for (let shift = 7; b >= 0x80; shift += 7) {
+        b = bytes[p++]!;
+        v |= (b & 0x7f) << shift;
+      }
+      a[n++] = v;
+    }
+    w.addMapped(a, 0, n, vocabulary.rankOfId);
+    if ((i & 63) === 0 && due()) yield;
+  }
+  w.finish();
 }
 
 /** The magic a `.sto` file's footer should hold, from bytes ending with it: word-coded or UTF-8. */

@@ -1,38 +1,32 @@
 /**
  * The thread that writes a merge's stored text (stored-merge.ts): opens the sources' `.sto` files, runs
- * `mergeStored` into the new file, commits it, and posts how it ended. Before it starts and at every
- * checkpoint it reads the cancel flag; cancelled or failed, it removes its temporary.
+ * `mergeStored` into the new file and commits it; cancelled or failed, it removes its temporary.
  */
 import { join } from 'node:path';
-import { parentPort, workerData } from 'node:worker_threads';
+import { workerData } from 'node:worker_threads';
 import { mergeStored } from './merge.js';
 import { SegmentFile } from './segment-file.js';
-import type { StoredMergeEnd, StoredMergeJob } from './stored-merge.js';
+import type { StoredMergeInput } from './stored-merge.js';
 import { StoredReader } from './store.js';
+import { runThreadJob, runWithCheckpoints } from './thread-job.js';
 
-function run(job: StoredMergeJob): StoredMergeEnd {
+runThreadJob<StoredMergeInput>(workerData, (job, checkpoint) => {
   const stores: StoredReader[] = [];
-  let file: SegmentFile | undefined;
   try {
     const sources = job.sources.map(({ file, deleted }) => {
       const store = new StoredReader(join(job.dir, file));
       stores.push(store);
       return { store, deleted };
     });
-    file = new SegmentFile(job.dir, job.file);
-    const steps = mergeStored(sources, job.store, file);
-    do {
-      if (Atomics.load(job.cancel, 0) !== 0) throw new Error('cancelled');
-    } while (!steps.next().done);
-    file.commit();
-    return {};
-  } catch (err) {
-    file?.abort();
-    const e = err instanceof Error ? err : new Error(String(err));
-    return { error: { message: e.message, stack: e.stack } };
+    const file = new SegmentFile(job.dir, job.file);
+    try {
+      runWithCheckpoints(mergeStored(sources, job.store, file), checkpoint);
+      file.commit();
+    } catch (err) {
+      file.abort();
+      throw err;
+    }
   } finally {
     for (const s of stores) s.close();
   }
-}
-
-parentPort!.postMessage(run(workerData as StoredMergeJob));
+});

@@ -184,10 +184,12 @@ export interface IndexOptions {
    *  A merge holds each source's term dictionary, so this bounds its memory whatever the corpus's size.
    *  Default 32; must be ≥ 2. The merge policy's merges take `mergeFactor` segments. */
   maxMergeAtOnce?: number;
-  /** Stored-text bytes of a merge's sources from which the merged stored text is written in a thread of its
-   *  own, beside the postings (a merge then takes about as long as its postings alone). Default 16 MiB:
-   *  below it a thread's start (tens of ms) outweighs what it saves; 0 puts every merge's in a thread. */
-  mergeThreadBytes?: number;
+  /** Work from which a thread of its own takes part of a segment's writing: a flush of at least this many
+   *  buffered bytes from `upsert` is encoded in a thread while documents go on being added to a new buffer
+   *  (two buffers' memory at most), and a merge whose sources hold this many bytes of stored text writes it
+   *  in a thread beside the postings. Default 16 MiB: below it a thread's start (~0.1 s) outweighs what it
+   *  saves; 0 sends all such work to threads. */
+  threadBytes?: number;
   /** Bytes of word codes (about three times as many bytes of text) per compressed stored-text block.
    *  Default 16 KiB: a hit's text costs one block's decompression (docs/index-format.md, `seg_N.sto`). */
   storedBlockBytes?: number;

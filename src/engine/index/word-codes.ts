@@ -219,6 +219,22 @@ class TokenTable {
     return id;
   }
 
+  /** The table's arrays, for another thread (`restore`); the table must not be used after. */
+  state(): TokenTableState {
+    return { slots: this.slots, units: this.units, starts: this.starts, word: this.word, size: this.size };
+  }
+
+  /** A table with the contents of `state` (the recent tokens start empty). */
+  static restore(state: TokenTableState): TokenTable {
+    const t = new TokenTable();
+    t.slots = state.slots;
+    t.units = state.units;
+    t.starts = state.starts;
+    t.word = state.word;
+    t.size = state.size;
+    return t;
+  }
+
   /** Doubles the slots and re-inserts every id. */
   private grow(): void {
     const old = this.slots;
@@ -233,6 +249,27 @@ class TokenTable {
     }
     this.slots = slots;
   }
+}
+
+/** A token table's contents as plain arrays, which a thread can be handed (`TokenTable.state`). */
+export interface TokenTableState {
+  slots: Int32Array<ArrayBuffer>;
+  units: Uint16Array<ArrayBuffer>;
+  starts: Int32Array<ArrayBuffer>;
+  word: Uint8Array<ArrayBuffer>;
+  size: number;
+}
+
+/** A vocabulary builder's contents as plain arrays (`VocabularyBuilder.state`). */
+export interface VocabularyBuilderState {
+  table: TokenTableState;
+  counts: Float64Array<ArrayBuffer>;
+}
+
+/** The buffers of `state`, to transfer rather than copy to another thread. */
+export function vocabularyBuffers(state: VocabularyBuilderState): ArrayBuffer[] {
+  const t = state.table;
+  return [t.slots.buffer, t.units.buffer, t.starts.buffer, t.word.buffer, state.counts.buffer];
 }
 
 /** Slots of `TokenTable.recent`, and their tokens' most code units (8: most English words and separators). */
@@ -281,9 +318,20 @@ export function writeRank(w: ByteWriter, rank: number): void {
 
 /** Counts the tokens of the texts a segment will store, then ranks them. */
 export class VocabularyBuilder {
-  private readonly table = new TokenTable();
-  private counts = new Float64Array(1 << 11);
+  private readonly table: TokenTable;
+  private counts: Float64Array<ArrayBuffer>;
   private readonly ids = new IntBuffer();
+
+  /** An empty builder, or one with the contents another thread's builder handed over (`state`). */
+  constructor(state?: VocabularyBuilderState) {
+    this.table = state === undefined ? new TokenTable() : TokenTable.restore(state.table);
+    this.counts = state?.counts ?? new Float64Array(1 << 11);
+  }
+
+  /** The builder's arrays, for another thread; the builder must not be used after. */
+  state(): VocabularyBuilderState {
+    return { table: this.table.state(), counts: this.counts };
+  }
 
   /**
    * Counts the tokens of `text`; appends their ids to `ids` (as varints) when given, so the text need

@@ -152,12 +152,12 @@ for (const taken of ['before', 'after'] as const) {
   });
 }
 
-for (const { maxMergeAtOnce, mergeThreadBytes } of [{ maxMergeAtOnce: 32 }, { maxMergeAtOnce: 2 }, { maxMergeAtOnce: 32, mergeThreadBytes: 0 }]) {
-  const how = `${maxMergeAtOnce} at once${mergeThreadBytes === 0 ? ', stored text merged in a thread' : ''}`;
+for (const { maxMergeAtOnce, threadBytes } of [{ maxMergeAtOnce: 32 }, { maxMergeAtOnce: 2 }, { maxMergeAtOnce: 32, threadBytes: 0 }]) {
+  const how = `${maxMergeAtOnce} at once${threadBytes === 0 ? ', stored text merged in a thread' : ''}`;
   test(`forceMerge leaves at most the segments asked for, none with deletes, and answers as the reference does (${how})`, async (t) => {
     const dir = tempDir(t);
     // a policy that never merges: every commit adds a segment
-    const index = await SearchableIndex.open(dir, { mergeFactor: 100, maxMergedBytes: 1, maxMergeAtOnce, mergeThreadBytes });
+    const index = await SearchableIndex.open(dir, { mergeFactor: 100, maxMergedBytes: 1, maxMergeAtOnce, threadBytes });
     const w = await index.openWriter();
     const words = ['granite', 'basalt', 'quarry', 'chisel', 'marble', 'of', 'the', 'slate'];
     const expected = new Set<bigint>();

@@ -47,8 +47,8 @@ test('a merge with its stored text written in a thread writes the bytes a merge 
   const base = tempDir(t);
   const src = join(base, 'src');
   await fourSegments(src);
-  const [here] = await forceMergeCopy(src, join(base, 'here'), { mergeThreadBytes: Number.MAX_SAFE_INTEGER });
-  const [beside] = await forceMergeCopy(src, join(base, 'beside'), { mergeThreadBytes: 0 });
+  const [here] = await forceMergeCopy(src, join(base, 'here'), { threadBytes: Number.MAX_SAFE_INTEGER });
+  const [beside] = await forceMergeCopy(src, join(base, 'beside'), { threadBytes: 0 });
   assert.equal(here, beside);
   for (const ext of ['.idx', '.sto']) {
     assert.ok(readFileSync(join(base, 'here', here + ext)).equals(readFileSync(join(base, 'beside', beside + ext))), `${ext} bytes`);
@@ -66,7 +66,7 @@ test('a merge with its stored text written in a thread writes the bytes a merge 
 test('a stored-text thread that fails fails the merge and leaves the last commit as it was', async (t) => {
   const dir = tempDir(t);
   await fourSegments(dir);
-  const index = await Index.open(dir, { mergeThreadBytes: 0 });
+  const index = await Index.open(dir, { threadBytes: 0 });
   const before = new Map(liveDocuments(index));
   const segments = index.snapshot().segments.map((s) => s.name);
   // the first compressed block of the third segment's stored text, overwritten: its texts no longer decode
@@ -91,7 +91,7 @@ test('a stored-text thread that fails fails the merge and leaves the last commit
 test('a postings merge that fails stops the stored-text thread and removes what it wrote', async (t) => {
   const dir = tempDir(t);
   await fourSegments(dir);
-  const index = await Index.open(dir, { mergeThreadBytes: 0 });
+  const index = await Index.open(dir, { threadBytes: 0 });
   const segments = index.snapshot().segments.map((s) => s.name);
   // the last segment's .idx, cut short under the open index: its dictionary is read by the merge and ends early
   const idx = join(dir, `${segments[3]}.idx`);
@@ -113,12 +113,12 @@ test('a cancelled stored-text merge leaves no file, whether the thread had finis
   const files = readdirSync(dir).sort();
   const sources = files.filter((f) => f.endsWith('.sto')).map((file) => ({ file, deleted: null }));
   const store = { blockBytes: 1024, quality: 3 };
-  const done = new StoredMerge(dir, 'seg_000100.sto', sources, store);
+  const done = new StoredMerge({ dir, file: 'seg_000100.sto', sources, store });
   await done.finished();
   assert.ok(readdirSync(dir).includes('seg_000100.sto'), 'the thread made its file durable under its name');
   await done.cancel();
   assert.deepEqual(readdirSync(dir).sort(), files);
-  const running = new StoredMerge(dir, 'seg_000101.sto', [...sources, ...sources, ...sources], store);
+  const running = new StoredMerge({ dir, file: 'seg_000101.sto', sources: [...sources, ...sources, ...sources], store });
   await running.cancel();
   assert.deepEqual(readdirSync(dir).sort(), files);
   await assert.rejects(running.finished(), /cancelled/);
