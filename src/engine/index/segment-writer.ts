@@ -301,7 +301,7 @@ export class SegmentBuilder {
 
 /**
  * A built segment as plain data (`SegmentBuilder.seal`): what its encoding reads, which a thread can be
- * handed (flush-thread.ts). Encoding consumes it: `encodeSegment` lets go of the token arrays once sorted.
+ * handed (segment-flush-thread.ts). Encoding consumes it: `encodeSegment` lets go of the token arrays once sorted.
  */
 export interface SealedSegment {
   /** Term of each term id, in first-seen order. */

@@ -71,8 +71,10 @@ test('a flush thread that fails fails the commit and leaves the last commit whol
   await w.commit();
   const files = segmentFiles(dir);
   let n = 0;
+  // until a buffer's segment is on disk: the upsert that overflowed the next buffer waited for it, and
+  // handed that next buffer to a thread that has only just started
   while (segmentFiles(dir).length === files.length && n < 10_000) w.upsert({ cid: BigInt(100 + n), title: `t ${n}`, text: `granite marble ${n++}` });
-  // the first buffer's thread has started; whatever it has yet to write goes to a directory that is gone
+  // whatever that thread has yet to write goes to a directory that is gone
   renameSync(dir, `${dir}.away`);
   try {
     await assert.rejects(w.commit(), (err: Error & { code?: string }) => {
