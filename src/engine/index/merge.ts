@@ -62,7 +62,7 @@ export function* mergeSegments(sources: readonly MergeSource[], store: StoreOpti
 }
 
 /** The stored texts of merge sources, as `mergeStored` reads them. */
-export function storedSources(sources: readonly MergeSource[]): StoredSource[] {
+function storedSources(sources: readonly MergeSource[]): StoredSource[] {
   return sources.map(({ core, deleted }) => ({ store: core.store, deleted }));
 }
 
