@@ -185,6 +185,11 @@ export class DiskIndexWriter implements IndexWriter {
   private *segmentLocked(encode: (files: SegmentFiles) => Steps<unknown>): Steps<SegmentCore> {
     const name = segmentName(this.nextSegment++);
     yield* writeSegmentFiles(this.index.dir, name, encode);
+    return this.loadWrittenLocked(name);
+  }
+
+  /** Opens a segment whose files are written (the crash point between a segment's files and its use). */
+  private loadWrittenLocked(name: string): SegmentCore {
     faultPoint('segment-written');
     return this.index.loadCoreLocked(name);
   }
@@ -212,7 +217,7 @@ export class DiskIndexWriter implements IndexWriter {
     if (b !== undefined) {
       this.background = undefined;
       b.flush.waitSync();
-      this.installFlushLocked(b.taken, this.loadFlushedLocked(b.flush.name));
+      this.installFlushLocked(b.taken, this.loadWrittenLocked(b.flush.name));
     }
     const taken = this.takeBufferLocked();
     if (taken.segment !== undefined && taken.bytes >= this.index.options.threadBytes && ThreadJob.available(FLUSH_THREAD)) {
@@ -229,7 +234,7 @@ export class DiskIndexWriter implements IndexWriter {
     if (b !== undefined) {
       this.background = undefined;
       await b.flush.wait();
-      this.installFlushLocked(b.taken, this.loadFlushedLocked(b.flush.name));
+      this.installFlushLocked(b.taken, this.loadWrittenLocked(b.flush.name));
     }
     const taken = this.takeBufferLocked();
     this.installFlushLocked(taken, taken.segment && await runCooperatively(this.flushSteps(taken.segment)));
@@ -237,11 +242,6 @@ export class DiskIndexWriter implements IndexWriter {
 
   private flushSteps(segment: SealedSegment): Steps<SegmentCore> {
     return this.segmentLocked((files) => encodeSegment(segment, this.storeOptions(), files));
-  }
-
-  private loadFlushedLocked(name: string): SegmentCore {
-    faultPoint('segment-written');
-    return this.index.loadCoreLocked(name);
   }
 
   /** Applies a flushed buffer's deletes to the older segments and adds its segment, if it had documents. */
@@ -334,8 +334,7 @@ export class DiskIndexWriter implements IndexWriter {
       await stored.cancel();
       throw err;
     }
-    faultPoint('segment-written');
-    return this.index.loadCoreLocked(name);
+    return this.loadWrittenLocked(name);
   }
 
   /**
