@@ -40,6 +40,11 @@ function toDocument(doc: unknown): IndexedDocument {
   return out;
 }
 
+/** UTF-16 units of a document's strings. */
+function units(d: IndexedDocument): number {
+  return d.title.length + d.text.length + (d.url?.length ?? 0) + (d.host?.length ?? 0);
+}
+
 function yieldToEventLoop(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
@@ -83,16 +88,49 @@ export interface IndexWriter {
   close(): Promise<void>;
 }
 
+/**
+ * Documents on their way to a segment that is not installed yet (a buffer, a batch, a segment a thread is
+ * writing). A later upsert or delete of one of their cids marks the document here, to be deleted in its
+ * segment once that is installed: segments built side by side are installed in the order they are done,
+ * not in their documents' order, so a replacement cannot wait for the next segment's deletes.
+ */
+class PendingDocs {
+  /** Doc id in the coming segment of each cid whose document is still the newest. */
+  readonly live = new Map<bigint, number>();
+  /** Doc ids of documents replaced or deleted since they were added. */
+  readonly replaced: number[] = [];
+
+  /** Marks `cid`'s document replaced, if it is one of these; returns whether it was. */
+  replace(cid: bigint): boolean {
+    const d = this.live.get(cid);
+    if (d === undefined) return false;
+    this.live.delete(cid);
+    this.replaced.push(d);
+    return true;
+  }
+}
+
 /** A write buffer taken out of the writer (`takeBufferLocked`), on its way to becoming a segment. */
 interface Taken {
   /** What the buffer held (`SegmentBuilder.bytes`). */
   bytes: number;
-  /** Its documents, or undefined when it had none (only deletes). */
+  /** Its documents, or undefined when it had none. */
   segment: SealedSegment | undefined;
-  /** Cids to delete from every segment older than this one. */
-  deletes: Set<bigint>;
-  /** Docs of this segment that later ones in the same buffer replaced. */
-  replaced: number[];
+  docs: PendingDocs;
+}
+
+/** A segment a thread is writing, not yet installed. */
+interface InThread {
+  docs: PendingDocs;
+  flush: FlushInThread;
+}
+
+/** Documents collected for a thread that builds a segment of them. */
+interface Batch {
+  documents: IndexedDocument[];
+  /** UTF-16 units of their strings. */
+  units: number;
+  docs: PendingDocs;
 }
 
 interface WorkingSegment {
@@ -105,9 +143,11 @@ interface WorkingSegment {
 
 export class DiskIndexWriter implements IndexWriter {
   private builder = new SegmentBuilder();
-  private builderDocs = new Map<bigint, number>();
-  private builderDeleted: number[] = [];
-  /** Cids to delete from every segment older than the builder. */
+  private builderDocs = new PendingDocs();
+  /**
+   * Cids upserted or deleted since a segment was last installed: their documents in the installed
+   * segments are deleted at the next install (or commit), before the new segment joins them.
+   */
   private pendingDeletes = new Set<bigint>();
   private working: WorkingSegment[];
   private nextSegment: number;
@@ -116,7 +156,18 @@ export class DiskIndexWriter implements IndexWriter {
   private committing = false;
   private inFlight: Promise<void> = Promise.resolve();
   /** The buffer a thread is writing as a segment, not yet installed. */
-  private background: { taken: Taken; flush: FlushInThread } | undefined;
+  private background: InThread | undefined;
+  /**
+   * Set once this commit's buffer has held `threadBytes` (a bulk load): documents then go to batches
+   * that threads build segments of while a thread is free (`buildThreads`), else to the buffer.
+   */
+  private bulk = false;
+  /** UTF-16 units of the documents in the buffer, and the buffer's bytes per unit when it was last measured. */
+  private builderUnits = 0;
+  private bytesPerUnit = 4;
+  private batch: Batch | undefined;
+  /** Segments threads are building from batches. */
+  private building: InThread[] = [];
   pending = 0;
 
   constructor(private readonly index: WriterHost, private readonly lock: WriterLock) {
@@ -134,31 +185,73 @@ export class DiskIndexWriter implements IndexWriter {
   upsert(doc: DocInput): void {
     this.assertUsable();
     const d = toDocument(doc);
-    const old = this.builderDocs.get(d.cid);
-    if (old !== undefined) this.builderDeleted.push(old);
-    this.pendingDeletes.add(d.cid);
-    this.builderDocs.set(d.cid, this.builder.add(d));
+    this.replaceLocked(d.cid);
     this.pending++;
-    if (this.builder.bytes >= this.index.options.maxBufferedBytes) {
-      try {
-        this.flushLocked();
-      } catch (err) {
-        this.failure = err;
-        throw err;
+    const o = this.index.options;
+    try {
+      this.installBuiltLocked();
+      if (this.bulk && this.building.length < o.buildThreads) {
+        this.batchLocked(d);
+        return;
       }
+      this.builderDocs.live.set(d.cid, this.builder.add(d));
+      this.builderUnits += units(d);
+      const bytes = this.builder.bytes;
+      this.bytesPerUnit = bytes / this.builderUnits;
+      if (!this.bulk && bytes >= o.threadBytes && o.buildThreads > 0 && ThreadJob.available(FLUSH_THREAD)) this.bulk = true;
+      if (bytes >= o.maxBufferedBytes) this.flushLocked();
+    } catch (err) {
+      this.failure = err;
+      throw err;
     }
   }
 
   delete(cid: bigint): void {
     this.assertUsable();
-    const c = toCid(cid);
-    const old = this.builderDocs.get(c);
-    if (old !== undefined) {
-      this.builderDeleted.push(old);
-      this.builderDocs.delete(c);
-    }
-    this.pendingDeletes.add(c);
+    this.replaceLocked(toCid(cid));
     this.pending++;
+  }
+
+  /** Marks the newest document of `cid`, wherever it is, as replaced or deleted. */
+  private replaceLocked(cid: bigint): void {
+    this.pendingDeletes.add(cid);
+    if (this.builderDocs.replace(cid) || this.background?.docs.replace(cid) || this.batch?.docs.replace(cid)) return;
+    for (const b of this.building) if (b.docs.replace(cid)) return;
+  }
+
+  /**
+   * Adds `d` to the batch being collected, and hands the batch to a thread once a builder would hold half
+   * a buffer of it, going by the writer's own buffer (its documents are of the same load).
+   */
+  private batchLocked(d: IndexedDocument): void {
+    const b = (this.batch ??= { documents: [], units: 0, docs: new PendingDocs() });
+    b.docs.live.set(d.cid, b.documents.length);
+    b.documents.push(d);
+    b.units += units(d);
+    if (2 * b.units * this.bytesPerUnit >= this.index.options.maxBufferedBytes) this.buildBatchLocked();
+  }
+
+  /** Hands the collected batch, if any, to a thread that builds and writes its segment. */
+  private buildBatchLocked(): void {
+    const b = this.batch;
+    if (b === undefined) return;
+    this.batch = undefined;
+    const name = segmentName(this.nextSegment++);
+    this.building.push({ docs: b.docs, flush: new FlushInThread({ dir: this.index.dir, name, segment: b.documents, store: this.storeOptions() }) });
+  }
+
+  /** Installs the segments threads have finished building from batches; throws when one of them failed. */
+  private installBuiltLocked(): void {
+    for (let i = 0; i < this.building.length;) {
+      const b = this.building[i]!;
+      if (!b.flush.ended) {
+        i++;
+        continue;
+      }
+      b.flush.waitSync();
+      this.building.splice(i, 1);
+      this.installFlushLocked(b.docs, this.loadWrittenLocked(b.flush.name));
+    }
   }
 
   private applyDeletesLocked(cids: Set<bigint>): void {
@@ -194,64 +287,78 @@ export class DiskIndexWriter implements IndexWriter {
     return this.index.loadCoreLocked(name);
   }
 
-  /** Takes the buffered documents and deletes out of the writer, to become a segment. */
+  /** Takes the buffered documents out of the writer, to become a segment. */
   private takeBufferLocked(): Taken {
     const builder = this.builder;
-    const taken: Taken = { bytes: builder.bytes, segment: builder.maxDoc > 0 ? builder.seal() : undefined, deletes: this.pendingDeletes, replaced: this.builderDeleted };
+    const taken: Taken = { bytes: builder.bytes, segment: builder.maxDoc > 0 ? builder.seal() : undefined, docs: this.builderDocs };
     this.builder = new SegmentBuilder();
-    this.builderDocs = new Map();
-    this.builderDeleted = [];
-    this.pendingDeletes = new Set();
+    this.builderDocs = new PendingDocs();
+    this.builderUnits = 0;
     return taken;
   }
 
   /**
    * From `upsert`, its buffer full: installs the segment a thread has been writing (waiting for it if it
    * is not done), then writes this buffer's: in a thread of its own when it holds `threadBytes`, so that
-   * documents go on being added meanwhile, else here. One flush at a time is in a thread, so the buffers
-   * held are at most two, and segments are installed in the order their documents were added (each
-   * applies its deletes to the older ones).
+   * documents go on being added meanwhile, else here. One buffer at a time is in a thread, so the
+   * buffers held are at most two.
    */
   private flushLocked(): void {
     const b = this.background;
     if (b !== undefined) {
-      this.background = undefined;
       b.flush.waitSync();
-      this.installFlushLocked(b.taken, this.loadWrittenLocked(b.flush.name));
+      this.background = undefined;
+      this.installFlushLocked(b.docs, this.loadWrittenLocked(b.flush.name));
     }
     const taken = this.takeBufferLocked();
     if (taken.segment !== undefined && taken.bytes >= this.index.options.threadBytes && ThreadJob.available(FLUSH_THREAD)) {
       const name = segmentName(this.nextSegment++);
-      this.background = { taken, flush: new FlushInThread({ dir: this.index.dir, name, segment: taken.segment, store: this.storeOptions() }) };
+      this.background = { docs: taken.docs, flush: new FlushInThread({ dir: this.index.dir, name, segment: taken.segment, store: this.storeOptions() }) };
       return;
     }
-    this.installFlushLocked(taken, taken.segment && runSync(this.flushSteps(taken.segment)));
+    this.installFlushLocked(taken.docs, taken.segment && runSync(this.flushSteps(taken.segment)));
   }
 
-  /** In `commit()`: the segment being written in a thread installed, then the buffer's, written here (yielding to the event loop). */
+  /**
+   * In `commit()`, yielding to the event loop: the batch being collected handed to a thread (a batch is
+   * only collected while a thread is free), the buffer a thread is writing installed, the buffer written
+   * here, then the segments threads are building installed.
+   */
   private async flushCooperativelyLocked(): Promise<void> {
+    this.buildBatchLocked();
+    this.bulk = false;
     const b = this.background;
     if (b !== undefined) {
-      this.background = undefined;
       await b.flush.wait();
-      this.installFlushLocked(b.taken, this.loadWrittenLocked(b.flush.name));
+      this.background = undefined;
+      this.installFlushLocked(b.docs, this.loadWrittenLocked(b.flush.name));
     }
     const taken = this.takeBufferLocked();
-    this.installFlushLocked(taken, taken.segment && await runCooperatively(this.flushSteps(taken.segment)));
+    this.installFlushLocked(taken.docs, taken.segment && await runCooperatively(this.flushSteps(taken.segment)));
+    while (this.building.length > 0) {
+      const b = this.building[0]!;
+      await b.flush.wait(); // one that failed stays for close() to remove
+      this.building.shift();
+      this.installFlushLocked(b.docs, this.loadWrittenLocked(b.flush.name));
+    }
   }
 
   private flushSteps(segment: SealedSegment): Steps<SegmentCore> {
     return this.segmentLocked((files) => encodeSegment(segment, this.storeOptions(), files));
   }
 
-  /** Applies a flushed buffer's deletes to the older segments and adds its segment, if it had documents. */
-  private installFlushLocked(taken: Taken, core: SegmentCore | undefined): void {
-    this.applyDeletesLocked(taken.deletes);
+  /**
+   * Applies the deletes pending for the installed segments, then adds `core` (a segment of `docs`, if they
+   * were any) with the documents replaced since they were added deleted.
+   */
+  private installFlushLocked(docs: PendingDocs, core: SegmentCore | undefined): void {
+    this.applyDeletesLocked(this.pendingDeletes);
+    this.pendingDeletes = new Set();
     if (core === undefined) return;
     let deleted: DeletedBits | null = null;
-    if (taken.replaced.length > 0) {
+    if (docs.replaced.length > 0) {
       deleted = new Uint8Array(Math.ceil(core.maxDoc / 8));
-      for (const d of taken.replaced) deleted[d >>> 3]! |= 1 << (d & 7);
+      for (const d of docs.replaced) deleted[d >>> 3]! |= 1 << (d & 7);
     }
     this.working.push({ core, deleted, dirty: deleted !== null, deletesFile: null });
   }
@@ -395,6 +502,9 @@ export class DiskIndexWriter implements IndexWriter {
     await this.inFlight; // a commit in flight completes (or fails) before the lock is released
     await this.background?.flush.cancel();
     this.background = undefined;
+    for (const b of this.building) await b.flush.cancel();
+    this.building = [];
+    this.batch = undefined;
     this.builder = new SegmentBuilder();
     this.lock.release();
     this.index.writerClosedLocked(this);

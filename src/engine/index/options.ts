@@ -1,4 +1,5 @@
 /** An index directory's tuning, every field resolved: `IndexOptions` (types.ts) with its defaults, checked. */
+import { availableParallelism } from 'node:os';
 import { BadRequestError } from '../../kernel/errors.js';
 import { DEFAULT_POSTINGS_CACHE_BYTES } from './segment-reader.js';
 import { DEFAULT_STORED_CACHE_BYTES } from './store.js';
@@ -11,6 +12,7 @@ export interface ResolvedIndexOptions {
   maxMergedBytes: number;
   maxMergeAtOnce: number;
   threadBytes: number;
+  buildThreads: number;
   storedBlockBytes: number;
   storedQuality: number;
   storedCacheBytes: number;
@@ -25,6 +27,7 @@ export function resolveIndexOptions(o: IndexOptions = {}): ResolvedIndexOptions 
     maxMergedBytes: o.maxMergedBytes ?? 512 * 1024 * 1024,
     maxMergeAtOnce: o.maxMergeAtOnce ?? 32,
     threadBytes: o.threadBytes ?? 16 * 1024 * 1024,
+    buildThreads: o.buildThreads ?? (availableParallelism() > 1 ? 1 : 0),
     storedBlockBytes: o.storedBlockBytes ?? 16 * 1024,
     storedQuality: o.storedQuality ?? 3,
     storedCacheBytes: o.storedCacheBytes ?? DEFAULT_STORED_CACHE_BYTES,
@@ -40,6 +43,7 @@ export function resolveIndexOptions(o: IndexOptions = {}): ResolvedIndexOptions 
   positive('maxMergedBytes', 0);
   positive('maxMergeAtOnce', 2);
   positive('threadBytes', 0);
+  positive('buildThreads', 0, 64);
   positive('storedBlockBytes', 1);
   positive('storedQuality', 0, 11);
   positive('storedCacheBytes', 0);

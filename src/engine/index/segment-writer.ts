@@ -299,6 +299,17 @@ export class SegmentBuilder {
   }
 }
 
+/** Builds the segment of `docs`, added in their order (doc ids 0…), yielding now and then; returns it sealed. */
+export function* buildSegment(docs: readonly IndexedDocument[]): Steps<SealedSegment> {
+  const due = stepClock();
+  const builder = new SegmentBuilder();
+  for (let i = 0; i < docs.length; i++) {
+    builder.add(docs[i]!);
+    if ((i & 15) === 15 && due()) yield;
+  }
+  return builder.seal();
+}
+
 /**
  * A built segment as plain data (`SegmentBuilder.seal`): what its encoding reads, which a thread can be
  * handed (segment-flush-thread.ts). Encoding consumes it: `encodeSegment` lets go of the token arrays once sorted.

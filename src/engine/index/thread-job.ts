@@ -75,6 +75,11 @@ export class ThreadJob {
     worker.once('exit', (code) => this.#fail({ message: `its thread exited (code ${code}) before it finished` }));
   }
 
+  /** Whether the job has ended, however it ended (`waitSync` then returns or throws at once). */
+  get ended(): boolean {
+    return !this.#running();
+  }
+
   /** Blocks until the job ends; throws when it failed. */
   waitSync(): void {
     while (this.#running()) Atomics.wait(this.#shared, STATE, RUNNING, WAIT_SLICE_MS);

@@ -190,6 +190,11 @@ export interface IndexOptions {
    *  in a thread beside the postings. Default 16 MiB: below it a thread's start (~0.1 s) outweighs what it
    *  saves; 0 sends all such work to threads. */
   threadBytes?: number;
+  /** Threads that build segments of their own from batches of documents while `upsert` goes on in the
+   *  writer's thread, once a bulk load has buffered `threadBytes` (each batch is half a buffer's worth of
+   *  text; the writer's memory grows by that and a thread's buffer). Default 1 on a machine with more than one
+   *  core, else 0; 0 builds every segment from the writer's own buffer. */
+  buildThreads?: number;
   /** Bytes of word codes (about three times as many bytes of text) per compressed stored-text block.
    *  Default 16 KiB: a hit's text costs one block's decompression (docs/index-format.md, `seg_N.sto`). */
   storedBlockBytes?: number;

@@ -41,7 +41,7 @@ test('buffers encoded in a thread make the segments a flush in the writer makes,
   const dirs = { here: tempDir(t), thread: tempDir(t) };
   const expected: Record<string, Set<bigint>> = {};
   for (const [how, dir] of Object.entries(dirs)) {
-    const index = await SearchableIndex.open(dir, { maxBufferedBytes: BUFFER, mergeFactor: 1000, threadBytes: how === 'thread' ? 0 : Number.MAX_SAFE_INTEGER });
+    const index = await SearchableIndex.open(dir, { maxBufferedBytes: BUFFER, mergeFactor: 1000, threadBytes: how === 'thread' ? 0 : Number.MAX_SAFE_INTEGER, buildThreads: 0 });
     const w = await index.openWriter();
     expected[how] = write(w);
     const info = await w.commit();
@@ -65,7 +65,7 @@ test('buffers encoded in a thread make the segments a flush in the writer makes,
 
 test('a flush thread that fails fails the commit and leaves the last commit whole', async (t) => {
   const dir = tempDir(t);
-  const index = await Index.open(dir, { maxBufferedBytes: BUFFER, threadBytes: 0 });
+  const index = await Index.open(dir, { maxBufferedBytes: BUFFER, threadBytes: 0, buildThreads: 0 });
   const w = await index.openWriter();
   w.upsert({ cid: 1n, title: 'committed', text: 'before the failure' });
   await w.commit();
@@ -106,7 +106,7 @@ test('closing the writer abandons a flush in flight and leaves none of its files
   await first.close();
 
   const dir = tempDir(t);
-  const index = await Index.open(dir, { maxBufferedBytes: BUFFER, threadBytes: 0 });
+  const index = await Index.open(dir, { maxBufferedBytes: BUFFER, threadBytes: 0, buildThreads: 0 });
   const w = await index.openWriter();
   for (let n = 0; n < k; n++) w.upsert(doc(n)); // the last one hands its buffer to a thread
   await w.close();

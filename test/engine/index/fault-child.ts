@@ -1,7 +1,8 @@
 /**
  * Child of fault-points.test.ts: one commit of 50 replacement docs, dying at the fault point named in
- * QUARRY_INDEX_FAULT. With `threads` as its second argument, its buffer overflows every few documents and
- * each full buffer is written in a thread of its own, where the first `file-written` point is met.
+ * QUARRY_INDEX_FAULT. With `threads` as its second argument, the commit is a bulk load of tiny buffers: batches
+ * of a few documents are built into segments by threads and full buffers are written in threads, where the
+ * first `file-written` point is met.
  */
 import { Index } from '../../../src/engine/index/index.js';
 

@@ -14,7 +14,7 @@ import { liveDocuments, tempDir } from './fixtures.js';
 const child = fileURLToPath(new URL('./fault-child.ts', import.meta.url));
 
 for (const threads of [false, true]) {
-  test(`a crash at any step of a commit leaves the old or the new commit, whole${threads ? ' (buffers written in threads)' : ''}`, async (t) => {
+  test(`a crash at any step of a commit leaves the old or the new commit, whole${threads ? ' (buffers and batches written in threads)' : ''}`, async (t) => {
     for (const [point, expectNew] of [['file-written', false], ['segment-written', false], ['before-manifest', false], ['manifest-renamed', true]] as const) {
       const dir = tempDir(t);
       const index = await Index.open(dir, { mergeFactor: 2, mergeFloorBytes: 1 << 20 });

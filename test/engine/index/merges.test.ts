@@ -157,7 +157,7 @@ for (const { maxMergeAtOnce, threadBytes } of [{ maxMergeAtOnce: 32 }, { maxMerg
   test(`forceMerge leaves at most the segments asked for, none with deletes, and answers as the reference does (${how})`, async (t) => {
     const dir = tempDir(t);
     // a policy that never merges: every commit adds a segment
-    const index = await SearchableIndex.open(dir, { mergeFactor: 100, maxMergedBytes: 1, maxMergeAtOnce, threadBytes });
+    const index = await SearchableIndex.open(dir, { mergeFactor: 100, maxMergedBytes: 1, maxMergeAtOnce, threadBytes, buildThreads: 0 });
     const w = await index.openWriter();
     const words = ['granite', 'basalt', 'quarry', 'chisel', 'marble', 'of', 'the', 'slate'];
     const expected = new Set<bigint>();
