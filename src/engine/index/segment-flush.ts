@@ -1,9 +1,9 @@
 /**
  * A segment written in a thread of its own while the writer goes on adding documents, from one of two
  * inputs. A full write buffer: the writer seals it (segment-writer.ts `SealedSegment`) and hands it over,
- * its arrays moved, not copied, and the thread sorts, encodes and writes the segment's two files (encoding
- * is about a third of a flush's work on the Wikipedia extract; the rest, inverting documents as they are
- * added, overlaps it). Or a batch of documents, copied to the thread, which also inverts them: in a bulk
+ * its arrays moved, not copied, and the thread sorts, encodes and writes the segment's two files (about a
+ * third of a flush's work on the Wikipedia extract; the rest, inverting documents as they are added,
+ * overlaps it). Or a batch of documents, copied to the thread, which also inverts them: in a bulk
  * load the writer's thread and this one each build segments of their own.
  */
 import { rmSync } from 'node:fs';

@@ -299,12 +299,18 @@ export class SegmentBuilder {
   }
 }
 
-/** Builds the segment of `docs`, added in their order (doc ids 0…), yielding now and then; returns it sealed. */
-export function* buildSegment(docs: readonly IndexedDocument[]): Steps<SealedSegment> {
+/**
+ * Builds the segment of `docs`, added in their order (doc ids 0…), yielding now and then; returns it
+ * sealed. Consumes `docs`: each is let go once it is added, so that the texts and the builder do not
+ * both peak at once.
+ */
+export function* buildSegment(docs: (IndexedDocument | undefined)[]): Steps<SealedSegment> {
   const due = stepClock();
   const builder = new SegmentBuilder();
   for (let i = 0; i < docs.length; i++) {
-    builder.add(docs[i]!);
+    const d = docs[i]!;
+    docs[i] = undefined;
+    builder.add(d);
     if ((i & 15) === 15 && due()) yield;
   }
   return builder.seal();

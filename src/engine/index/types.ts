@@ -186,14 +186,16 @@ export interface IndexOptions {
   maxMergeAtOnce?: number;
   /** Work from which a thread of its own takes part of a segment's writing: a flush of at least this many
    *  buffered bytes from `upsert` is encoded in a thread while documents go on being added to a new buffer
-   *  (two buffers' memory at most), and a merge whose sources hold this many bytes of stored text writes it
-   *  in a thread beside the postings. Default 16 MiB: below it a thread's start (~0.1 s) outweighs what it
+   *  (two buffers' memory), a commit whose buffer has held this many bytes is a bulk load that build threads
+   *  share (`buildThreads`), and a merge whose sources hold this many bytes of stored text writes it in a
+   *  thread beside the postings. Default 16 MiB: below it a thread's start (~0.1 s) outweighs what it
    *  saves; 0 sends all such work to threads. */
   threadBytes?: number;
-  /** Threads that build segments of their own from batches of documents while `upsert` goes on in the
-   *  writer's thread, once a bulk load has buffered `threadBytes` (each batch is half a buffer's worth of
-   *  text; the writer's memory grows by that and a thread's buffer). Default 1 on a machine with more than one
-   *  core, else 0; 0 builds every segment from the writer's own buffer. */
+  /** Threads that build segments of their own from batches of documents while `upsert` goes on filling
+   *  the writer's buffer, once a commit's buffer has held `threadBytes` (a bulk load). A batch is what a
+   *  builder would hold as half a buffer; each thread holds one and its builder, the writer the batch it
+   *  collects. Default 1 on a machine with more than one core, else 0; 0 builds every segment from the
+   *  writer's own buffer. */
   buildThreads?: number;
   /** Bytes of word codes (about three times as many bytes of text) per compressed stored-text block.
    *  Default 16 KiB: a hit's text costs one block's decompression (docs/index-format.md, `seg_N.sto`). */

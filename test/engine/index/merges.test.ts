@@ -2,11 +2,13 @@
  * The merge policy keeps the segment count small under steady small commits, merges keep every live
  * document and drop deleted ones, and a segment whose documents are all deleted disappears. A forced
  * merge leaves at most the segments asked for, none with deletes, past the policy's size bound, and
- * answers as the segments it replaced did.
+ * answers as the segments it replaced did. A merge without deletes writes the `.idx` that one buffer of
+ * the same documents writes, byte for byte.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readlinkSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { join } from 'node:path';
 import { BadRequestError } from '../../../src/kernel/errors.js';
 import { checkIndex, Index } from '../../../src/engine/index/index.js';
 import { findMerges, nextForcedMerge } from '../../../src/engine/index/merge-policy.js';
@@ -279,4 +281,35 @@ test("a merge reads its sources' heads without the sources holding them", async 
   for (const d of [0, 7, 19]) assert.deepEqual(once.record(d), held.record(d));
   await w.close();
   await index.close();
+});
+
+test('a merge of segments without deletes writes the .idx one buffer of the same documents writes', async (t) => {
+  const words = ['granite', 'basalt', 'quarry', 'chisel', 'marble', 'of', 'the', 'slate', 'gneiss', 'schist'];
+  // rare words (one document, or a few of one part), words of one part only in full blocks (≥ 128
+  // documents), words of every part, common-word pairs and site: terms
+  const docs = Array.from({ length: 720 }, (_, n) => ({
+    cid: BigInt(n),
+    title: `${words[n % 10]} title${n % 37}`,
+    text: `${Array.from({ length: 4 + (n % 30) }, (_, k) => words[(n * 7 + k * k) % 10]).join(' ')} n${n} part${Math.floor(n / 240)} few${n % 90}${n < 240 ? '' : 'x'}`,
+    host: `h${n % 5}.example.org`,
+  }));
+  const idxOf = async (parts: number) => {
+    const dir = tempDir(t);
+    const index = await Index.open(dir, { mergeFactor: 1000, buildThreads: 0 });
+    const w = await index.openWriter();
+    const per = docs.length / parts;
+    for (let p = 0; p < parts; p++) {
+      for (const d of docs.slice(p * per, (p + 1) * per)) w.upsert(d);
+      await w.commit();
+    }
+    assert.equal(index.snapshot().segments.length, parts);
+    await w.forceMerge(1);
+    const [segment] = index.snapshot().segments;
+    const bytes = readFileSync(join(dir, `${segment!.name}.idx`));
+    await w.close();
+    await index.close();
+    return bytes;
+  };
+  const whole = await idxOf(1);
+  for (const parts of [3, 6]) assert.ok((await idxOf(parts)).equals(whole), `${parts} segments merged`);
 });
