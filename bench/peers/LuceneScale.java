@@ -8,9 +8,9 @@
  * Build: one field "body" (title, newline, text) with EnglishAnalyzer (Porter stemming, English stop words
  * removed), frequencies and positions indexed, nothing stored but the document's number; BM25 k1 1.2,
  * b 0.75; a 256 MiB RAM buffer (Quarry's default write buffer); documents added from one thread, merges by
- * Lucene's default ConcurrentMergeScheduler, in threads of their own beside it (Quarry writes a large
- * merge's stored text in a second thread); forceMerge(1) at the end, so the index is one segment. Prints a
- * JSON report.
+ * Lucene's default ConcurrentMergeScheduler, in threads of their own beside it (Quarry, beside its adding
+ * thread, encodes full buffers, builds batches of documents and writes a large merge's stored text in
+ * threads); forceMerge(1) at the end, so the index is one segment. Prints a JSON report.
  *
  * Serve: an MMapDirectory reader; each query parsed by the classic QueryParser with the same analyzer and OR as
  * the default operator (a quoted query is a PhraseQuery); top 20. Every query kind is timed twice: with

@@ -54,5 +54,7 @@ test('bad options are refused with the option named', async (t) => {
   await assert.rejects(Index.open(dir, { maxMergeAtOnce: 1 }), code('bad_request', 'maxMergeAtOnce'));
   await assert.rejects(Index.open(dir, { threadBytes: -1 }), code('bad_request', 'threadBytes'));
   await assert.rejects(Index.open(dir, { threadBytes: 0.5 }), code('bad_request', 'threadBytes'));
+  await assert.rejects(Index.open(dir, { buildThreads: -1 }), code('bad_request', 'buildThreads'));
+  await assert.rejects(Index.open(dir, { buildThreads: 65 }), code('bad_request', 'buildThreads'));
   await assert.rejects(Index.open(dir, { storedQuality: 12 }), code('bad_request', 'storedQuality'));
 });
