@@ -250,7 +250,7 @@ export class DiskIndexWriter implements IndexWriter {
       }
       b.flush.waitSync();
       this.building.splice(i, 1);
-      this.installFlushLocked(b.docs, this.loadWrittenLocked(b.flush.name));
+      this.installWrittenLocked(b);
     }
   }
 
@@ -308,7 +308,7 @@ export class DiskIndexWriter implements IndexWriter {
     if (b !== undefined) {
       b.flush.waitSync();
       this.background = undefined;
-      this.installFlushLocked(b.docs, this.loadWrittenLocked(b.flush.name));
+      this.installWrittenLocked(b);
     }
     const taken = this.takeBufferLocked();
     if (taken.segment !== undefined && taken.bytes >= this.index.options.threadBytes && ThreadJob.available(FLUSH_THREAD)) {
@@ -316,7 +316,7 @@ export class DiskIndexWriter implements IndexWriter {
       this.background = { docs: taken.docs, flush: new FlushInThread({ dir: this.index.dir, name, segment: taken.segment, store: this.storeOptions() }) };
       return;
     }
-    this.installFlushLocked(taken.docs, taken.segment && runSync(this.flushSteps(taken.segment)));
+    this.installSegmentLocked(taken.docs, taken.segment && runSync(this.flushSteps(taken.segment)));
   }
 
   /**
@@ -331,15 +331,15 @@ export class DiskIndexWriter implements IndexWriter {
     if (b !== undefined) {
       await b.flush.wait();
       this.background = undefined;
-      this.installFlushLocked(b.docs, this.loadWrittenLocked(b.flush.name));
+      this.installWrittenLocked(b);
     }
     const taken = this.takeBufferLocked();
-    this.installFlushLocked(taken.docs, taken.segment && await runCooperatively(this.flushSteps(taken.segment)));
+    this.installSegmentLocked(taken.docs, taken.segment && await runCooperatively(this.flushSteps(taken.segment)));
     while (this.building.length > 0) {
       const b = this.building[0]!;
       await b.flush.wait(); // one that failed stays for close() to remove
       this.building.shift();
-      this.installFlushLocked(b.docs, this.loadWrittenLocked(b.flush.name));
+      this.installWrittenLocked(b);
     }
   }
 
@@ -347,11 +347,16 @@ export class DiskIndexWriter implements IndexWriter {
     return this.segmentLocked((files) => encodeSegment(segment, this.storeOptions(), files));
   }
 
+  /** Installs the segment a thread has written. */
+  private installWrittenLocked(b: InThread): void {
+    this.installSegmentLocked(b.docs, this.loadWrittenLocked(b.flush.name));
+  }
+
   /**
    * Applies the deletes pending for the installed segments, then adds `core` (a segment of `docs`, if they
    * were any) with the documents replaced since they were added deleted.
    */
-  private installFlushLocked(docs: PendingDocs, core: SegmentCore | undefined): void {
+  private installSegmentLocked(docs: PendingDocs, core: SegmentCore | undefined): void {
     this.applyDeletesLocked(this.pendingDeletes);
     this.pendingDeletes = new Set();
     if (core === undefined) return;
