@@ -11,8 +11,7 @@ import { join } from 'node:path';
 import { checkIndex, Index } from '../../../src/engine/index/index.js';
 import { Index as SearchableIndex } from '../../../src/engine/index.js';
 import type { IndexWriter } from '../../../src/engine/index/index-writer.js';
-import { referenceSearch } from '../query/reference.js';
-import { liveDocuments, tempDir } from './fixtures.js';
+import { assertAnswersAsReference, assertFirstCommitWhole, liveDocuments, segmentFiles, tempDir } from './fixtures.js';
 
 const WORDS = ['granite', 'basalt', 'quarry', 'chisel', 'marble', 'of', 'the', 'slate', 'gneiss', 'schist', 'flint'];
 const BUFFER = 6 * 1024;
@@ -33,10 +32,6 @@ function write(w: IndexWriter): Set<bigint> {
   return live;
 }
 
-function segmentFiles(dir: string): string[] {
-  return readdirSync(dir).filter((f) => /^seg_\d+\.(idx|sto)$/.test(f)).sort();
-}
-
 test('buffers encoded in a thread make the segments a flush in the writer makes, with every replacement and delete', async (t) => {
   const dirs = { here: tempDir(t), thread: tempDir(t) };
   const expected: Record<string, Set<bigint>> = {};
@@ -47,13 +42,7 @@ test('buffers encoded in a thread make the segments a flush in the writer makes,
     const info = await w.commit();
     assert.ok(info.segments >= 5, `${how}: ${info.segments} segments, several flushed from upsert`);
     assert.deepEqual(new Set(liveDocuments(index).keys()), expected[how], how);
-    const live = [...liveDocuments(index)].map(([cid, d]) => ({ cid, ...d }));
-    for (const q of ['quarry', 'granite marble', '"of the"', '+chisel -slate', 'n397']) {
-      const want = referenceSearch(live, q);
-      const got = index.searcher().search(q, { pageSize: 100, snippets: false });
-      assert.equal(got.total, want.total, `${how}: total of ${q}`);
-      assert.deepEqual(got.hits.map((h) => [h.cid, h.score]), want.hits.slice(0, 100).map((h) => [h.cid, h.score]), `${how}: hits of ${q}`);
-    }
+    assertAnswersAsReference(index, ['quarry', 'granite marble', '"of the"', '+chisel -slate', 'n397'], `${how}: `);
     await w.close();
     await index.close();
     assert.ok(checkIndex(dir).ok, how);
@@ -86,12 +75,7 @@ test('a flush thread that fails fails the commit and leaves the last commit whol
     renameSync(`${dir}.away`, dir);
   }
   assert.throws(() => w.upsert({ cid: 2n, title: 'x', text: 'y' }), /must be reopened/);
-  await w.close();
-  await index.refresh();
-  assert.equal(index.snapshot().generation, 1);
-  assert.deepEqual([...liveDocuments(index).keys()], [1n]);
-  await index.close();
-  assert.ok(checkIndex(dir).ok);
+  await assertFirstCommitWhole(w, index, dir, [1n]);
 });
 
 test('closing the writer abandons a flush in flight and leaves none of its files', async (t) => {

@@ -12,8 +12,7 @@ import { checkIndex, Index } from '../../../src/engine/index/index.js';
 import { Index as SearchableIndex } from '../../../src/engine/index.js';
 import type { IndexWriter } from '../../../src/engine/index/index-writer.js';
 import { SegmentBuilder } from '../../../src/engine/index/segment-writer.js';
-import { referenceSearch } from '../query/reference.js';
-import { liveDocuments, tempDir } from './fixtures.js';
+import { assertAnswersAsReference, assertFirstCommitWhole, liveDocuments, segmentFiles, tempDir } from './fixtures.js';
 
 const WORDS = ['granite', 'basalt', 'quarry', 'chisel', 'marble', 'of', 'the', 'slate', 'gneiss', 'schist', 'flint'];
 /** A buffer of 64 KiB: a batch is 16 Ki UTF-16 units of text. */
@@ -22,10 +21,6 @@ const BUFFER = 64 * 1024;
 function doc(n: number, cid = BigInt(n), length = 60) {
   const text = Array.from({ length }, (_, k) => WORDS[(n * 3 + k * k) % WORDS.length]).join(' ') + ` n${n}`;
   return { cid, title: `${WORDS[n % WORDS.length]} ${n}`, text };
-}
-
-function segmentFiles(dir: string): string[] {
-  return readdirSync(dir).filter((f) => /^seg_\d+\.(idx|sto)$/.test(f)).sort();
 }
 
 /** Waits until `dir` holds a written segment, for at most `ms`. */
@@ -107,13 +102,7 @@ for (const buildThreads of [1, 2]) {
       assert.deepEqual(new Set(liveDocuments(index).keys()), expected, `round ${round}`);
       assert.equal(info.docs, expected.size);
     }
-        const live = [...liveDocuments(index)].map(([cid, d]) => ({ cid, ...d }));
-    for (const q of ['quarry', 'granite marble', '"of the"', '+chisel -slate', 'n1797', 'basalt flint gneiss']) {
-      const want = referenceSearch(live, q);
-      const got = index.searcher().search(q, { pageSize: 100, snippets: false });
-      assert.equal(got.total, want.total, `total of ${q}`);
-      assert.deepEqual(got.hits.map((h) => [h.cid, h.score]), want.hits.slice(0, 100).map((h) => [h.cid, h.score]), `hits of ${q}`);
-    }
+        assertAnswersAsReference(index, ['quarry', 'granite marble', '"of the"', '+chisel -slate', 'n1797', 'basalt flint gneiss']);
     await w.close();
     await index.close();
     assert.ok(checkIndex(dir).ok);
@@ -146,12 +135,7 @@ test('a build thread that fails fails the next upsert and the writer, and leaves
   assert.equal(failure?.code, 'internal');
   assert.match(failure!.message, /Writing segment .*seg_\d+ failed/);
   await assert.rejects(w.commit(), /must be reopened/);
-  await w.close();
-  await index.refresh();
-  assert.equal(index.snapshot().generation, 1);
-  assert.deepEqual([...liveDocuments(index).keys()], [100_000n]);
-  await index.close();
-  assert.ok(checkIndex(dir).ok);
+  await assertFirstCommitWhole(w, index, dir, [100_000n]);
 });
 
 test('closing the writer abandons a build in flight and leaves none of its files', async (t) => {

@@ -1,8 +1,15 @@
-/** Shared by the index tests: temporary index directories and a plain in-memory reading of an index. */
-import { mkdtempSync, rmSync } from 'node:fs';
+/**
+ * Shared by the index tests: temporary index directories, a plain in-memory reading of an index, and the
+ * checks several writer tests end with.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Index } from '../../../src/engine/index/index.js';
+import type { Index as SearchableIndex } from '../../../src/engine/index.js';
+import { checkIndex, type Index } from '../../../src/engine/index/index.js';
+import type { IndexWriter } from '../../../src/engine/index/index-writer.js';
+import { referenceSearch } from '../query/reference.js';
 
 export function tempDir(t: { after(fn: () => void): void }, prefix = 'quarry-index-'): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
@@ -33,4 +40,33 @@ export function liveDocuments(index: Index): Map<bigint, LiveDoc> {
     }
   }
   return out;
+}
+
+/** The segment files in `dir`, sorted. */
+export function segmentFiles(dir: string): string[] {
+  return readdirSync(dir).filter((f) => /^seg_\d+\.(idx|sto)$/.test(f)).sort();
+}
+
+/** Asserts that `index` answers each of `queries` as the reference does over its live documents: total, and the first 100 hits with their scores. */
+export function assertAnswersAsReference(index: SearchableIndex, queries: readonly string[], label = ''): void {
+  const live = [...liveDocuments(index)].map(([cid, d]) => ({ cid, ...d }));
+  for (const q of queries) {
+    const want = referenceSearch(live, q);
+    const got = index.searcher().search(q, { pageSize: 100, snippets: false });
+    assert.equal(got.total, want.total, `${label}total of ${q}`);
+    assert.deepEqual(got.hits.map((h) => [h.cid, h.score]), want.hits.slice(0, 100).map((h) => [h.cid, h.score]), `${label}hits of ${q}`);
+  }
+}
+
+/**
+ * For a writer that failed after the index's first commit: closes it and the index, asserting that the
+ * index still holds that commit, exactly the documents `cids`, and checks whole.
+ */
+export async function assertFirstCommitWhole(w: IndexWriter, index: Index, dir: string, cids: bigint[]): Promise<void> {
+  await w.close();
+  await index.refresh();
+  assert.equal(index.snapshot().generation, 1);
+  assert.deepEqual([...liveDocuments(index).keys()], cids);
+  await index.close();
+  assert.ok(checkIndex(dir).ok);
 }
