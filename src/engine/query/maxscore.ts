@@ -7,7 +7,10 @@
  * sorted by bound, the longest prefix whose bounds sum to less than the collector's threshold is
  * *non-essential*: a document matching only those cannot enter the top k, so candidates come
  * from the essential terms alone, and non-essential terms are only advanced to a candidate, highest bound
- * first, until the remaining bounds cannot lift it to the threshold. A window whose whole sum is below the
+ * first, until the remaining bounds cannot lift it to the threshold. One essential list is scored a block
+ * at a time; several, an inner window of 4,096 documents at a time, every posting's contribution added
+ * into a score array before the marked documents are completed in order (Lucene's MaxScoreBulkScorer),
+ * instead of finding each candidate as the least document of the lists. A window whose whole sum is below the
  * threshold is skipped without decoding a document, and the next window starts at the next document of a
  * term that can still lead anywhere (`Leads`), not at the next block of the densest term.
  *
@@ -128,15 +131,24 @@ export function topKDisjunction(
   }
 }
 
+/** Documents of an inner window of several essential lists: its score array (8 B a document) stays in cache. */
+const INNER_WINDOW = 4096;
+
 /**
  * MaxScore's inner loop over one window's documents, apart from the window bookkeeping of
  * `topKDisjunction`: in one function with it, the compiler (whose inlining budget is per function) left
  * the cursors' `advance` and the heap's sift as calls, and a scored document of a lone term cost ~90 ns
- * instead of ~70 (V8's --trace-turbo-inlining; 292k-article index).
+ * instead of ~70 (V8's --trace-turbo-inlining; 292k-article index). For the same reason each of its two
+ * ways of scoring is a method of its own: in one, the norms' read was left a call whose float result was
+ * boxed for every scored posting (with `complete` taking the norm, 133 KB of garbage per short query on
+ * the 1M-article index; 43 KB now).
  */
 class WindowScorer {
   /** Shared by every scorer: a window's `run` ends before any other starts (allocating it cost ~2% of a short query). */
   private static readonly buffer = postingsBuffer();
+  /** An inner window's summed contributions and its marked documents, left zeroed by every `run`. */
+  private static readonly scores = new Float64Array(INNER_WINDOW);
+  private static readonly marks = new Uint32Array(INNER_WINDOW >>> 5);
 
   constructor(
     private readonly seg: SegmentReader,
@@ -164,79 +176,114 @@ class WindowScorer {
 
   /** Offers the competitive documents of [windowStart, windowEnd], pruning from threshold `t`. */
   run(windowStart: number, windowEnd: number, t: number): void {
-    const { cursors, weights, accept, norms, round } = this;
+    const cursors = this.cursors;
     const n = cursors.length;
-    let e = this.firstEssential(t);
-    while (e < n) {
+    for (let e = this.firstEssential(t); e < n; e = this.firstEssential(t)) {
       if (e === n - 1) {
-        // one essential list (a lone term, or one term above the others' bounds): its postings a block at
-        // a time, without a call per document to find the next candidate
-        const c = cursors[e]!;
-        if (c.doc() < windowStart) c.advance(windowStart);
-        const got = c.nextPostings(windowEnd + 1, WindowScorer.buffer);
-        if (got === 0) return;
-        const { docs, freqs } = WindowScorer.buffer;
-        const w = weights[e]!;
-        for (let j = 0; j < got; j++) {
-          const doc = docs[j]!;
-          if (accept !== undefined && !accept(doc)) continue;
-          const norm = norms.at(doc);
-          const tf = freqs[j]!;
-          const s = (w * tf) / (tf + norm);
-          const raised = this.complete(doc, norm, round ? roundScore(s) : s, e, t);
-          if (raised !== t) {
-            t = raised;
-            e = this.firstEssential(t);
-            if (e === n) return;
-          }
-        }
-        continue;
+        this.scoreOne(windowStart, windowEnd, t);
+        return;
       }
-      let doc = NO_MORE_DOCS;
+      // several essential lists: an inner window of their postings at a time (as Lucene's
+      // MaxScoreBulkScorer), from the first document any of them holds
+      let start = NO_MORE_DOCS;
       for (let i = e; i < n; i++) {
         const c = cursors[i]!;
         let d = c.doc();
         if (d < windowStart) d = c.advance(windowStart);
-        if (d < doc) doc = d;
+        if (d < start) start = d;
       }
-      if (doc > windowEnd) return;
-      if (accept === undefined || accept(doc)) {
-        const norm = norms.at(doc);
-        let score = 0;
-        for (let i = e; i < n; i++) {
-          const c = cursors[i]!;
-          if (c.doc() === doc) {
-            const tf = c.freq();
-            const s = (weights[i]! * tf) / (tf + norm);
-            score += round ? roundScore(s) : s;
-          }
-        }
-        const raised = this.complete(doc, norm, score, e, t);
+      if (start > windowEnd) return;
+      t = this.scoreSeveral(e, start, Math.min(windowEnd + 1, start + INNER_WINDOW), t);
+    }
+  }
+
+  /**
+   * One essential list (a lone term, or one term above the others' bounds): its postings in the window a
+   * block at a time, without a call per document to find the next candidate, until the window ends or
+   * the threshold leaves no list essential.
+   */
+  private scoreOne(windowStart: number, windowEnd: number, t: number): void {
+    const { cursors, weights, accept, norms, round } = this;
+    const n = cursors.length;
+    const c = cursors[n - 1]!;
+    const w = weights[n - 1]!;
+    const { docs, freqs } = WindowScorer.buffer;
+    if (c.doc() < windowStart) c.advance(windowStart);
+    for (let got = c.nextPostings(windowEnd + 1, WindowScorer.buffer); got > 0; got = c.nextPostings(windowEnd + 1, WindowScorer.buffer)) {
+      for (let j = 0; j < got; j++) {
+        const doc = docs[j]!;
+        if (accept !== undefined && !accept(doc)) continue;
+        const tf = freqs[j]!;
+        const s = (w * tf) / (tf + norms.at(doc));
+        const raised = this.complete(doc, round ? roundScore(s) : s, n - 1, t);
         if (raised !== t) {
           t = raised;
-          e = this.firstEssential(t);
+          if (this.firstEssential(t) === n) return;
         }
-      }
-      for (let i = e; i < n; i++) {
-        const c = cursors[i]!;
-        if (c.doc() === doc) c.nextDoc();
       }
     }
   }
 
   /**
+   * The essential lists `cursors[e..]` over the inner window [start, end): each posting's contribution
+   * added into a score array and its document marked, then the marked documents completed in order.
+   * `e` stays for the inner window (the lists from `e` on are consumed to its end, the ones before it
+   * only advanced to a marked document); returns the threshold after it.
+   */
+  private scoreSeveral(e: number, start: number, end: number, t: number): number {
+    const { cursors, weights, accept, norms, round } = this;
+    const n = cursors.length;
+    const { docs, freqs } = WindowScorer.buffer;
+    const scores = WindowScorer.scores;
+    const marks = WindowScorer.marks;
+    for (let i = e; i < n; i++) {
+      const c = cursors[i]!;
+      const w = weights[i]!;
+      for (let got = c.nextPostings(end, WindowScorer.buffer); got > 0; got = c.nextPostings(end, WindowScorer.buffer)) {
+        for (let j = 0; j < got; j++) {
+          const doc = docs[j]!;
+          const tf = freqs[j]!;
+          const s = (w * tf) / (tf + norms.at(doc));
+          const o = doc - start;
+          scores[o] += round ? roundScore(s) : s;
+          marks[o >>> 5]! |= 1 << (o & 31);
+        }
+      }
+    }
+    for (let k = 0, words = (end - start + 31) >>> 5; k < words; k++) {
+      let word = marks[k]!;
+      if (word === 0) continue;
+      marks[k] = 0;
+      do {
+        const o = (k << 5) | (31 - Math.clz32(word & -word));
+        word &= word - 1;
+        const score = scores[o]!;
+        scores[o] = 0;
+        const doc = start + o;
+        if (accept !== undefined && !accept(doc)) continue;
+        t = this.complete(doc, score, e, t);
+      } while (word !== 0);
+    }
+    return t;
+  }
+
+  /**
    * Adds to `score` (the essential terms' contributions to `doc`) the non-essential ones, each probed
    * only while the bounds of those left can still lift the document to `t`, and offers the document when
-   * it reaches `t`; returns the threshold after it (`t`, or the collector's raised one).
+   * it reaches `t`; returns the threshold after it (`t`, or the collector's raised one). The document's
+   * norm is read here, when a term is probed: a float argument (not a small integer, as integer scores
+   * and thresholds are) is boxed on every call.
    */
-  private complete(doc: number, norm: number, score: number, e: number, t: number): number {
+  private complete(doc: number, score: number, e: number, t: number): number {
     const { cursors, weights, prefix, round, collector } = this;
+    let norm = -1;
     for (let i = e - 1; i >= 0; i--) {
       if (score + prefix[i]! < t) return t;
       const c = cursors[i]!;
       let d = c.doc();
       if (d < doc) d = c.advance(doc);
       if (d === doc) {
+        if (norm < 0) norm = this.norms.at(doc);
         const tf = c.freq();
         const s = (weights[i]! * tf) / (tf + norm);
         score += round ? roundScore(s) : s;

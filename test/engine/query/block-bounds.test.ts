@@ -159,3 +159,26 @@ test('a score-only term is bounded in a window by every one of its blocks the wi
     }
   });
 });
+
+test('several essential terms are scored an inner window at a time, across windows longer than one', async () => {
+  // three sparse terms (a block of each spans more than 4,096 documents, so a MaxScore window is cut
+  // into inner windows) with tfs and lengths that vary, some documents holding two or three of them,
+  // and deletes, so that the filter of live documents applies in every inner window
+  const docs: StoredDocument[] = [];
+  for (let i = 0; i < 30_000; i++) {
+    const words: string[] = [];
+    if (i % 37 === 0) words.push(...Array<string>(1 + (i % 4)).fill('alpha'));
+    if (i % 41 === 0) words.push(...Array<string>(1 + (i % 3)).fill('beta'));
+    if (i % 43 === 0) words.push('gamma');
+    words.push(...Array<string>(2 + (i % 11)).fill('filler'));
+    docs.push({ cid: BigInt(i + 1), title: '', text: words.join(' ') });
+  }
+  await withIndex(docs, async (index, writer) => {
+    const gone = docs.filter((_, i) => i % (37 * 41) === 0 || i % 1_001 === 0);
+    for (const d of gone) writer.delete(d.cid);
+    await writer.commit();
+    const live = docs.filter((d) => !gone.includes(d));
+    const s = searcherOf(index, { plan: 'maxscore' });
+    for (const q of ['alpha beta', 'alpha beta gamma', 'beta gamma']) assertLikeReference(s, live, q, [1, 10, 1000]);
+  });
+});
