@@ -6,12 +6,14 @@ import fc from 'fast-check';
 import { Completion } from '../../src/engine/suggest/index.js';
 import { SurfaceDictionary } from '../../src/engine/surface/index.js';
 
-const word = fc.string({ unit: fc.constantFrom('a', 'b', 'c', 'é', 'z'), minLength: 1, maxLength: 6 });
+// one-byte, two-byte and supplementary-plane characters: the dictionary packs forms as UTF-16 code units
+const UNITS = ['a', 'b', 'c', 'é', 'z', '中', '😀'];
+const word = fc.string({ unit: fc.constantFrom(...UNITS), minLength: 1, maxLength: 6 });
 
 test('complete() equals filter by prefix, sort by df then alphabetically, cut to limit', () => {
   fc.assert(fc.property(
     fc.dictionary(word, fc.integer({ min: 1, max: 5 }), { minKeys: 0, maxKeys: 400 }),
-    fc.string({ unit: fc.constantFrom('a', 'b', 'c', 'é', 'z'), maxLength: 3 }),
+    fc.string({ unit: fc.constantFrom(...UNITS), maxLength: 3 }),
     fc.integer({ min: 0, max: 30 }),
     (o, prefix, limit) => {
       const entries = Object.entries(o).sort((x, y) => (x[0] < y[0] ? -1 : 1));

@@ -5,8 +5,8 @@
  * within it, and the walk jumps past the prefix's whole range (jump tables for the first levels, else a
  * galloping search). Two walks, one over the forms and one over the reversed forms, each strict near its
  * root, find exactly the forms within the distance (see `search`). Distance 1 is tried first; distance 2
- * only when it finds nothing. The walks read packed copies of the forms (one Uint16Array), built with the
- * reversed forms on the first correction, or carried over from the previous snapshot's (`after`).
+ * only when it finds nothing. The walks read the dictionary's packed forms (one Uint16Array) and packed
+ * reversed copies, built on the first correction or carried over from the previous snapshot's (`after`).
  *
  * Distance is the optimal-string-alignment variant of Damerau–Levenshtein (insert, delete, substitute,
  * transpose two adjacent characters, no substring edited twice) — the "restricted" distance that Lucene's
@@ -34,7 +34,7 @@ const CARRY_LIMIT = 8;
 export class Correction {
   /** The forms reversed and sorted, for the backward half of the search; built lazily. */
   private reversed: ReversedForms | undefined;
-  /** The forms packed for the walks (see `PackedForms`); built lazily. */
+  /** The dictionary's packed forms with their jump tables (see `PackedForms`); built lazily. */
   private packed: PackedForms | undefined;
 
   constructor(readonly dictionary: SurfaceDictionary) {}
@@ -49,33 +49,27 @@ export class Correction {
     if (previous === undefined || previous.reversed === undefined) return next;
     if (previous.dictionary !== update.base) throw new Error('the update was not made from this correction\'s dictionary');
     if (update.inserted.length <= update.dictionary.size / CARRY_LIMIT) {
-      next.reversed = next.reversedFrom(previous.packed!, previous.reversed, update.moved, update.inserted);
+      next.reversed = next.reversedFrom(previous.reversed, update.moved, update.inserted);
     }
     return next;
   }
 
   /**
-   * Checks the invariants the walks rely on and throws an `Error` naming the first one broken: the forms
-   * packed as they are; the reversed forms, when built, a permutation of the forms in strictly ascending
-   * reversed order, each packed as its form reversed. (The walks would still find every form in a
-   * misordered array, only slower: tests check the order.)
+   * Checks the invariants the walks rely on and throws an `Error` naming the first one broken: the
+   * reversed forms, when built, a permutation of the forms in strictly ascending reversed order, each
+   * packed as its form reversed. (The walks would still find every form in a misordered array, only
+   * slower: tests check the order.)
    */
   verify(): void {
-    const forms = this.dictionary.forms;
-    const { chars, offsets } = this.packedForms();
-    for (let i = 0; i < forms.length; i++) {
-      const f = forms[i]!;
-      let same = offsets[i + 1]! - offsets[i]! === f.length;
-      for (let c = 0; same && c < f.length; c++) same = chars[offsets[i]! + c] === f.charCodeAt(c);
-      if (!same) throw new Error(`packed form ${i} is not ${JSON.stringify(f)}`);
-    }
+    const { chars, offsets } = this.dictionary;
+    const size = this.dictionary.size;
     if (this.reversed === undefined) return;
     const index = this.reversed.index;
-    const seen = new Uint8Array(forms.length);
-    if (index.length !== forms.length) throw new Error(`${index.length} reversed forms for ${forms.length} forms`);
+    const seen = new Uint8Array(size);
+    if (index.length !== size) throw new Error(`${index.length} reversed forms for ${size} forms`);
     for (let k = 0; k < index.length; k++) {
       const i = index[k]!;
-      if (!(i >= 0 && i < forms.length) || seen[i]++) throw new Error(`reversed form ${k} names form ${i} twice or out of range`);
+      if (!(i >= 0 && i < size) || seen[i]++) throw new Error(`reversed form ${k} names form ${i} twice or out of range`);
       if (k > 0 && compareReversed(index[k - 1]!, i, chars, offsets) >= 0) throw new Error(`reversed forms out of order at ${k}`);
       const r = this.reversed.packed;
       const len = offsets[i + 1]! - offsets[i]!;
@@ -96,7 +90,7 @@ export class Correction {
   correct(word: string, totalDocs: number): string | undefined {
     const m = word.length;
     if (m < 4 || m > MAX_CORRECT_LENGTH) return undefined;
-    const { forms, dfs } = this.dictionary;
+    const dfs = this.dictionary.dfs;
     const own = this.dictionary.df(word);
     if (own > RARE_FRACTION * totalDocs) return undefined;
     let best = -1;
@@ -113,14 +107,14 @@ export class Correction {
     // distance-2 search runs only when distance 1 offers none
     this.search(word, 1, consider);
     if (best < 0 && m >= 9) this.search(word, 2, consider);
-    return best < 0 ? undefined : forms[best];
+    return best < 0 ? undefined : this.dictionary.form(best);
   }
 
   /** Every form within `maxDist` (OSA distance) of `word`, with its distance, in ascending order. */
   within(word: string, maxDist: number): { form: string; df: number; distance: number }[] {
     const hits = new Map<number, number>();
     this.search(word, maxDist, (i, d) => hits.set(i, d));
-    return [...hits].sort((a, b) => a[0] - b[0]).map(([i, d]) => ({ form: this.dictionary.forms[i]!, df: this.dictionary.dfs[i]!, distance: d }));
+    return [...hits].sort((a, b) => a[0] - b[0]).map(([i, d]) => ({ form: this.dictionary.form(i), df: this.dictionary.dfs[i]!, distance: d }));
   }
 
   /**
@@ -151,8 +145,10 @@ export class Correction {
     this.walkWithin(reversed.packed, reverse(word), maxDist, span - a, 0, (k, d) => found(reversed.index[k]!, d));
   }
 
+  /** The dictionary's packed forms with their jump tables, made on first use. */
   private packedForms(): PackedForms {
-    return this.packed ??= pack(this.dictionary.forms);
+    const { chars, offsets } = this.dictionary;
+    return this.packed ??= { chars, offsets, ends: jumpTables(chars, offsets) };
   }
 
   /** The forms reversed (code unit by code unit), sorted, with each one's index in `forms`; built once. */
@@ -187,22 +183,14 @@ export class Correction {
   }
 
   /**
-   * The packed and reversed forms from those of the dictionary this one's was updated from:
-   * the reversed order is the old one renumbered through `moved` (the removed dropped: the rest keep
-   * their order), merged with the order of the `inserted` forms, which alone are sorted; the code units
-   * of the forms that stayed are copied from the old arrays a run at a time.
+   * The reversed forms from those of the dictionary this one's was updated from: the reversed order is
+   * the old one renumbered through `moved` (the removed dropped: the rest keep their order), merged with
+   * the order of the `inserted` forms, which alone are sorted; the code units of the forms that stayed
+   * are copied from the old arrays a run at a time.
    */
-  private reversedFrom(oldPacked: PackedForms, oldReversed: ReversedForms, moved: Int32Array, inserted: readonly number[]): ReversedForms {
+  private reversedFrom(oldReversed: ReversedForms, moved: Int32Array, inserted: readonly number[]): ReversedForms {
     const n = this.dictionary.size;
-    /** For each form, its index in the old dictionary, −1 when new. */
-    const was = new Int32Array(n).fill(-1);
-    for (let i = 0; i < moved.length; i++) if (moved[i]! >= 0) was[moved[i]!] = i;
-    const forms = this.dictionary.forms;
-    const packed = this.packed = repack(oldPacked, was, (j) => forms[j]!.length, (j, out, at) => {
-      const f = forms[j]!;
-      for (let c = 0; c < f.length; c++) out[at + c] = f.charCodeAt(c);
-    });
-    const { chars, offsets } = packed;
+    const { chars, offsets } = this.dictionary;
     const cmp = (a: number, b: number) => compareReversed(a, b, chars, offsets);
     const fresh = Int32Array.from(inserted).sort(cmp);
     const oldOrder = oldReversed.index;
@@ -340,24 +328,6 @@ interface PackedForms {
   chars: Uint16Array;
   offsets: Int32Array;
   ends: Int32Array[];
-}
-
-function pack(forms: readonly string[]): PackedForms {
-  const n = forms.length;
-  const offsets = new Int32Array(n + 1);
-  let total = 0;
-  for (let i = 0; i < n; i++) {
-    offsets[i] = total;
-    total += forms[i]!.length;
-  }
-  offsets[n] = total;
-  const chars = new Uint16Array(total);
-  for (let i = 0; i < n; i++) {
-    const f = forms[i]!;
-    const at = offsets[i]!;
-    for (let c = 0; c < f.length; c++) chars[at + c] = f.charCodeAt(c);
-  }
-  return { chars, offsets, ends: jumpTables(chars, offsets) };
 }
 
 /**

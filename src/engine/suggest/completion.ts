@@ -20,7 +20,7 @@ export class Completion {
    */
   complete(prefix: string, limit = 10): string[] {
     if (limit <= 0) return [];
-    const { forms, dfs } = this.dictionary;
+    const dfs = this.dictionary.dfs;
     const [lo, hi] = this.dictionary.prefixRange(prefix);
     if (hi - lo <= limit) return this.sortedByDf(lo, hi);
     if (hi - lo <= 64) return this.sortedByDf(lo, hi).slice(0, limit);
@@ -61,7 +61,7 @@ export class Completion {
     push(lo, hi);
     while (out.length < limit && heap.length > 0) {
       const { lo: l, hi: h, at } = pop();
-      out.push(forms[at]!);
+      out.push(this.dictionary.form(at));
       push(l, at);
       push(at + 1, h);
     }
@@ -69,11 +69,11 @@ export class Completion {
   }
 
   private sortedByDf(lo: number, hi: number): string[] {
-    const { forms, dfs } = this.dictionary;
+    const dfs = this.dictionary.dfs;
     const idx: number[] = [];
     for (let i = lo; i < hi; i++) idx.push(i);
     idx.sort((a, b) => dfs[b]! - dfs[a]! || a - b);
-    return idx.map((i) => forms[i]!);
+    return idx.map((i) => this.dictionary.form(i));
   }
 
   /** Index of the largest df in [lo, hi), the smallest index among ties. */

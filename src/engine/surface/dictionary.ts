@@ -3,11 +3,17 @@
  * the number of documents that contain it, the vocabulary that completion (../suggest) completes prefixes
  * from and spelling correction (../spell) looks for corrections in.
  *
- * It is two parallel arrays, forms in ascending UTF-16 code-unit order and their dfs, because a sorted
+ * The forms are in ascending UTF-16 code-unit order, with their dfs in a parallel array, because a sorted
  * array is already an implicit trie: the forms sharing a prefix are one contiguous range, found by binary
  * search. That one layout serves both readers without a second structure per form (a node-per-char trie
  * over ~1M forms costs hundreds of MB in JS objects); each reader builds its own index over it on first
- * use (completion a segment tree of range-argmax, correction packed and reversed copies of the forms).
+ * use (completion a segment tree of range-argmax, correction jump tables and reversed copies).
+ *
+ * The forms are packed, their code units in one Uint16Array and each one's start in an Int32Array, not
+ * held as strings: a million-document index has millions of forms, which as strings were 56 MB of the
+ * JavaScript heap that every full garbage collection of a serving process marked (50–80 ms a collection
+ * on the 1M-article Wikipedia index); packed, they are two objects. A form is made a string only when
+ * it is returned.
  *
  * Immutable once built; one per searcher snapshot.
  */
@@ -24,20 +30,84 @@ export interface DictionaryUpdate {
   readonly inserted: readonly number[];
 }
 
+/** Packed forms and dfs as they are appended, ascending (the caller's order, checked by `merge`). */
+class Builder {
+  chars = new Uint16Array(4096);
+  offsets = new Int32Array(1024);
+  dfs = new Uint32Array(1024);
+  size = 0;
+  private length = 0;
+
+  /** Appends form `s` with `df`. */
+  push(s: string, df: number): void {
+    this.room(s.length);
+    const at = this.length;
+    for (let c = 0; c < s.length; c++) this.chars[at + c] = s.charCodeAt(c);
+    this.close(s.length, df);
+  }
+
+  /** Appends form `i` of `d` with `df`. */
+  copy(d: SurfaceDictionary, i: number, df: number): void {
+    const from = d.offsets[i]!;
+    const len = d.offsets[i + 1]! - from;
+    this.room(len);
+    this.chars.set(d.chars.subarray(from, from + len), this.length);
+    this.close(len, df);
+  }
+
+  /** Adds `df` to the last form's. */
+  addToLast(df: number): void {
+    this.dfs[this.size - 1]! += df;
+  }
+
+  done(): SurfaceDictionary {
+    const offsets = this.offsets.slice(0, this.size + 1);
+    offsets[this.size] = this.length;
+    return new SurfaceDictionary(this.chars.slice(0, this.length), offsets, this.dfs.slice(0, this.size));
+  }
+
+  private room(len: number): void {
+    if (this.length + len > this.chars.length) this.chars = grown(this.chars, this.length + len);
+    if (this.size + 2 > this.offsets.length) {
+      this.offsets = grown(this.offsets, this.size + 2);
+      this.dfs = grown(this.dfs, this.size + 2);
+    }
+  }
+
+  private close(len: number, df: number): void {
+    this.offsets[this.size] = this.length;
+    this.dfs[this.size++] = df;
+    this.length += len;
+  }
+}
+
+/** A copy of `a` with room for at least `need` elements (doubling). */
+function grown<T extends Uint16Array | Int32Array | Uint32Array>(a: T, need: number): T {
+  let n = a.length * 2;
+  while (n < need) n *= 2;
+  const b = new (a.constructor as new (n: number) => T)(n);
+  b.set(a);
+  return b;
+}
+
 export class SurfaceDictionary {
-  /** Ascending, distinct. */
-  readonly forms: readonly string[];
-  /** `dfs[i]` = documents containing `forms[i]`. */
+  /** The forms' UTF-16 code units, concatenated in ascending order (distinct forms). */
+  readonly chars: Uint16Array;
+  /** Form i is `chars[offsets[i], offsets[i + 1])`; `size + 1` entries. */
+  readonly offsets: Int32Array;
+  /** `dfs[i]` = documents containing form i. */
   readonly dfs: Uint32Array;
 
-  private constructor(forms: string[], dfs: Uint32Array) {
-    this.forms = forms;
+  /** Use `merge`, `update` or `empty`. */
+  constructor(chars: Uint16Array, offsets: Int32Array, dfs: Uint32Array) {
+    this.chars = chars;
+    this.offsets = offsets;
     this.dfs = dfs;
   }
 
   /** An empty dictionary (an empty index). */
   static empty(): SurfaceDictionary {
-    return new SurfaceDictionary([], new Uint32Array(0));
+    return new SurfaceDictionary(new Uint16Array(0), new Int32Array(1), new Uint32Array(0));
   }
 
   /**
@@ -46,22 +116,16 @@ export class SurfaceDictionary {
    * (an `Error`: it is a bug in the index, never caused by input).
    */
   static merge(sources: Iterable<readonly [form: string, df: number]>[]): SurfaceDictionary {
-    const forms: string[] = [];
-    let dfs = new Uint32Array(1024);
+    const out = new Builder();
+    let last: string | undefined;
     const push = (form: string, df: number) => {
-      const n = forms.length;
-      if (n > 0 && forms[n - 1] === form) {
-        dfs[n - 1]! += df;
+      if (last === form) {
+        out.addToLast(df);
         return;
       }
-      if (n > 0 && forms[n - 1]! > form) throw new Error(`surface forms out of order: ${JSON.stringify(forms[n - 1])} before ${JSON.stringify(form)}`);
-      if (n === dfs.length) {
-        const grown = new Uint32Array(n * 2);
-        grown.set(dfs);
-        dfs = grown;
-      }
-      forms.push(form);
-      dfs[n] = df;
+      if (last !== undefined && last > form) throw new Error(`surface forms out of order: ${JSON.stringify(last)} before ${JSON.stringify(form)}`);
+      out.push(form, df);
+      last = form;
     };
 
     const iterators = sources.map((s) => s[Symbol.iterator]());
@@ -104,7 +168,7 @@ export class SurfaceDictionary {
         if (heap.length > 0) siftDown(0);
       }
     }
-    return new SurfaceDictionary(forms, dfs.slice(0, forms.length));
+    return out.done();
   }
 
   /**
@@ -119,9 +183,8 @@ export class SurfaceDictionary {
     added: Iterable<readonly [form: string, df: number]>[]): DictionaryUpdate {
     const plus = SurfaceDictionary.merge(added);
     const minus = SurfaceDictionary.merge(removed);
-    const n = base.forms.length;
-    const forms: string[] = [];
-    const dfs = new Uint32Array(n + plus.forms.length);
+    const n = base.size;
+    const out = new Builder();
     /** Each base form's index in the new dictionary, −1 when it is gone. */
     const moved = new Int32Array(n);
     /** New indices of the forms base did not have, ascending. */
@@ -130,33 +193,34 @@ export class SurfaceDictionary {
     let p = 0;
     let q = 0;
     for (;;) {
-      const a = plus.forms[p];
-      const b = minus.forms[q];
-      const next = a === undefined ? b : b === undefined || a < b ? a : b;
+      // the next changed form: the least of plus's and minus's next ones
+      const a = p < plus.size ? p : -1;
+      const b = q < minus.size ? q : -1;
+      const fromPlus = a >= 0 && (b < 0 || compareForms(plus, a, minus, b) <= 0);
+      const fromMinus = b >= 0 && (a < 0 || compareForms(minus, b, plus, a) <= 0);
+      const [next, at] = fromPlus ? [plus, a] : fromMinus ? [minus, b] : [undefined, -1];
       // base's forms before the next change come over as they are
-      const stop = next === undefined ? n : base.lowerBound(next, i, n);
+      const stop = next === undefined ? n : base.lowerBoundOf(next, at, i, n);
       for (; i < stop; i++) {
-        moved[i] = forms.length;
-        dfs[forms.length] = base.dfs[i]!;
-        forms.push(base.forms[i]!);
+        moved[i] = out.size;
+        out.copy(base, i, base.dfs[i]!);
       }
       if (next === undefined) break;
-      const inBase = i < n && base.forms[i] === next;
+      const inBase = i < n && compareForms(base, i, next, at) === 0;
       let df = inBase ? base.dfs[i]! : 0;
-      if (next === a) df += plus.dfs[p++]!;
-      if (next === b) df -= minus.dfs[q++]!;
-      if (df < 0) throw new Error(`surface form ${JSON.stringify(next)} removed more often than it was added`);
+      if (fromPlus) df += plus.dfs[p++]!;
+      if (fromMinus) df -= minus.dfs[q++]!;
+      if (df < 0) throw new Error(`surface form ${JSON.stringify(next.form(at))} removed more often than it was added`);
       if (df > 0) {
-        if (inBase) moved[i] = forms.length;
-        else inserted.push(forms.length);
-        dfs[forms.length] = df;
-        forms.push(next);
+        if (inBase) moved[i] = out.size;
+        else inserted.push(out.size);
+        out.copy(next, at, df);
       } else if (inBase) {
         moved[i] = -1;
       }
       if (inBase) i++;
     }
-    return { base, dictionary: new SurfaceDictionary(forms, dfs.slice(0, forms.length)), moved, inserted };
+    return { base, dictionary: out.done(), moved, inserted };
   }
 
   /**
@@ -164,56 +228,93 @@ export class SurfaceDictionary {
    * strictly ascending with positive dfs.
    */
   verify(): void {
-    const { forms, dfs } = this;
-    for (let i = 0; i < forms.length; i++) {
-      if (i > 0 && !(forms[i - 1]! < forms[i]!)) throw new Error(`forms out of order at ${i}`);
-      if (!(dfs[i]! > 0)) throw new Error(`form ${JSON.stringify(forms[i])} has df ${dfs[i]}`);
+    const { offsets, dfs } = this;
+    if (offsets.length !== dfs.length + 1 || offsets[0] !== 0 || offsets[dfs.length] !== this.chars.length) throw new Error('offsets do not cover the forms');
+    for (let i = 0; i < this.size; i++) {
+      if (offsets[i + 1]! < offsets[i]!) throw new Error(`form ${i} ends before it starts`);
+      if (i > 0 && !(compareForms(this, i - 1, this, i) < 0)) throw new Error(`forms out of order at ${i}`);
+      if (!(dfs[i]! > 0)) throw new Error(`form ${JSON.stringify(this.form(i))} has df ${dfs[i]}`);
     }
   }
 
   /** Number of distinct forms. */
   get size(): number {
-    return this.forms.length;
+    return this.dfs.length;
+  }
+
+  /** Form `i`, as a string. */
+  form(i: number): string {
+    return String.fromCharCode.apply(null, this.chars.subarray(this.offsets[i]!, this.offsets[i + 1]!) as unknown as number[]);
   }
 
   /** Documents containing `form` (0 when absent). */
   df(form: string): number {
-    const i = this.lowerBound(form, 0, this.forms.length);
-    return i < this.forms.length && this.forms[i] === form ? this.dfs[i]! : 0;
+    const i = this.lowerBound(form, 0, this.size);
+    return i < this.size && this.compareTo(i, form) === 0 ? this.dfs[i]! : 0;
   }
 
   /** [lo, hi): the forms that start with `prefix` (the prefix itself first when it is a form). */
   prefixRange(prefix: string): [lo: number, hi: number] {
-    const lo = this.lowerBound(prefix, 0, this.forms.length);
-    return [lo, prefixEnd(this.forms, prefix, prefix.length, lo)];
+    const lo = this.lowerBound(prefix, 0, this.size);
+    const { chars, offsets } = this;
+    const len = prefix.length;
+    const has = (k: number) => {
+      const at = offsets[k]!;
+      if (offsets[k + 1]! - at < len) return false;
+      for (let c = len - 1; c >= 0; c--) if (chars[at + c] !== prefix.charCodeAt(c)) return false;
+      return true;
+    };
+    return [lo, gallopEnd(lo, this.size, has)];
+  }
+
+  /** Form `i` against `key` in code-unit order: negative, 0 or positive. */
+  private compareTo(i: number, key: string): number {
+    const { chars, offsets } = this;
+    const at = offsets[i]!;
+    const len = offsets[i + 1]! - at;
+    const n = Math.min(len, key.length);
+    for (let c = 0; c < n; c++) {
+      const d = chars[at + c]! - key.charCodeAt(c);
+      if (d !== 0) return d;
+    }
+    return len - key.length;
   }
 
   /** First index in [lo, hi) whose form is ≥ `key`. */
   private lowerBound(key: string, lo: number, hi: number): number {
-    const forms = this.forms;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (forms[mid]! < key) lo = mid + 1;
+      if (this.compareTo(mid, key) < 0) lo = mid + 1;
       else hi = mid;
     }
     return lo;
   }
 
+  /** First index in [lo, hi) whose form is ≥ form `k` of `d`. */
+  private lowerBoundOf(d: SurfaceDictionary, k: number, lo: number, hi: number): number {
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (compareForms(this, mid, d, k) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
 }
 
-/**
- * First index ≥ `from` whose form does not start with the first `len` code units of `key`, given that the
- * forms from `from` on are ≥ that prefix.
- */
-function prefixEnd(forms: readonly string[], key: string, len: number, from: number): number {
-  const n = forms.length;
-  const has = (k: number) => {
-    const f = forms[k]!;
-    if (f.length < len) return false;
-    for (let c = len - 1; c >= 0; c--) if (f.charCodeAt(c) !== key.charCodeAt(c)) return false;
-    return true;
-  };
-  return gallopEnd(from, n, has);
+/** Form `i` of `a` against form `j` of `b` in code-unit order: negative, 0 or positive. */
+function compareForms(a: SurfaceDictionary, i: number, b: SurfaceDictionary, j: number): number {
+  const ac = a.chars;
+  const bc = b.chars;
+  const at = a.offsets[i]!;
+  const bt = b.offsets[j]!;
+  const al = a.offsets[i + 1]! - at;
+  const bl = b.offsets[j + 1]! - bt;
+  const n = Math.min(al, bl);
+  for (let c = 0; c < n; c++) {
+    const d = ac[at + c]! - bc[bt + c]!;
+    if (d !== 0) return d;
+  }
+  return al - bl;
 }
 
 /**
