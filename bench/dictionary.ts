@@ -61,7 +61,7 @@ async function main(): Promise<void> {
   console.log(`# dictionary: ${name}, ${docs.length} documents in ${segments} segments, ${entries} (form, df) entries; analyzed in ${fmt((performance.now() - t0) / 1000, 1)} s`);
 
   global.gc?.();
-  const heap0 = process.memoryUsage().heapUsed;
+  const { heapUsed: heap0, arrayBuffers: buffers0 } = process.memoryUsage();
   const merges: number[] = [];
   const mergesCpu: number[] = [];
   let dict = SurfaceDictionary.empty();
@@ -80,6 +80,7 @@ async function main(): Promise<void> {
   const treeMs = performance.now() - tTree;
   global.gc?.();
   const heapDelta = process.memoryUsage().heapUsed - heap0;
+  const buffersDelta = process.memoryUsage().arrayBuffers - buffers0;
   merges.sort((a, b) => a - b);
 
   const random = seededRandom(7);
@@ -153,7 +154,7 @@ async function main(): Promise<void> {
   console.log(`| distinct forms | ${dict.size} |`);
   console.log(`| merge of ${segments} sources (median of 3): wall; CPU | ${fmt(merges[1]!, 0)} ms; ${fmt(mergesCpu[1]!, 0)} ms |`);
   console.log(`| range-argmax tree (first completion) | ${fmt(treeMs, 0)} ms |`);
-  console.log(`| heap held by the dictionary (forms shared with the sources) | ${fmt(heapDelta / MB, 0)} MiB |`);
+  console.log(`| held by the dictionary: JavaScript heap; typed arrays (the packed forms, dfs, tree) | ${fmt(heapDelta / MB, 0)} MiB; ${fmt(buffersDelta / MB, 1)} MiB |`);
   console.log(`| complete(prefix of 1–4 chars, 10): wall p50 / p99; CPU p50 | ${fmt(complete.p50, 4)} / ${fmt(complete.p99, 4)} ms; ${fmt(complete.cpuP50, 4)} ms |`);
   console.log(`| packed and reversed forms (first correction): wall; CPU | ${fmt(reversedMs, 0)} ms; ${fmt(reversedCpuMs, 0)} ms |`);
   console.log(`| correct(misspelling), all ${words.length}: wall p50 / p99 / mean; CPU p50 / mean | ${fmt(correct.p50, 3)} / ${fmt(correct.p99, 3)} / ${fmt(correct.mean, 3)} ms; ${fmt(correct.cpuP50, 3)} / ${fmt(correct.cpuMean, 3)} ms |`);
