@@ -47,3 +47,13 @@ test('default limit is 10 and ties go alphabetically', () => {
   assert.equal(got.length, 10);
   assert.deepEqual(got, ['w02', 'w05', 'w08', 'w11', 'w14', 'w17', 'w20', 'w23', 'w26', 'w29']);
 });
+
+test('a form of hundreds of thousands of characters is packed and given back whole', () => {
+  // a token may be a megabyte of letters: making it a string must not pass each code unit on the stack
+  const long = `z${'é'.repeat(150_000)}😀${'q'.repeat(150_000)}`;
+  const dict = SurfaceDictionary.merge([[['apple', 2], [long, 3]]]);
+  dict.verify();
+  assert.equal(dict.df(long), 3);
+  assert.deepEqual(new Completion(dict).complete('z'), [long]);
+  assert.deepEqual(new Completion(dict).complete(''), [long, 'apple']);
+});

@@ -30,6 +30,9 @@ export interface DictionaryUpdate {
   readonly inserted: readonly number[];
 }
 
+/** Code units per `String.fromCharCode` call when a form is made a string. */
+const FORM_CHUNK = 4096;
+
 /** Packed forms and dfs as they are appended, ascending (the caller's order, checked by `merge`). */
 class Builder {
   chars = new Uint16Array(4096);
@@ -242,9 +245,17 @@ export class SurfaceDictionary {
     return this.dfs.length;
   }
 
-  /** Form `i`, as a string. */
+  /** Form `i`, as a string (code unit for code unit: a lone surrogate stays one). */
   form(i: number): string {
-    return String.fromCharCode.apply(null, this.chars.subarray(this.offsets[i]!, this.offsets[i + 1]!) as unknown as number[]);
+    const from = this.offsets[i]!;
+    const to = this.offsets[i + 1]!;
+    // `apply` passes each code unit as an argument: a form of any length (a token may be a megabyte of
+    // letters) is made a chunk at a time, within the stack
+    let s = '';
+    for (let at = from; at < to; at += FORM_CHUNK) {
+      s += String.fromCharCode.apply(null, this.chars.subarray(at, Math.min(to, at + FORM_CHUNK)) as unknown as number[]);
+    }
+    return s;
   }
 
   /** Documents containing `form` (0 when absent). */
