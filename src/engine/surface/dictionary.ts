@@ -203,7 +203,7 @@ export class SurfaceDictionary {
       const fromMinus = b >= 0 && (a < 0 || compareForms(minus, b, plus, a) <= 0);
       const [next, at] = fromPlus ? [plus, a] : fromMinus ? [minus, b] : [undefined, -1];
       // base's forms before the next change come over as they are
-      const stop = next === undefined ? n : base.lowerBoundOf(next, at, i, n);
+      const stop = next === undefined ? n : base.lowerBound((k) => compareForms(base, k, next, at) < 0, i, n);
       for (; i < stop; i++) {
         moved[i] = out.size;
         out.copy(base, i, base.dfs[i]!);
@@ -260,13 +260,13 @@ export class SurfaceDictionary {
 
   /** Documents containing `form` (0 when absent). */
   df(form: string): number {
-    const i = this.lowerBound(form, 0, this.size);
+    const i = this.lowerBound((k) => this.compareTo(k, form) < 0, 0, this.size);
     return i < this.size && this.compareTo(i, form) === 0 ? this.dfs[i]! : 0;
   }
 
   /** [lo, hi): the forms that start with `prefix` (the prefix itself first when it is a form). */
   prefixRange(prefix: string): [lo: number, hi: number] {
-    const lo = this.lowerBound(prefix, 0, this.size);
+    const lo = this.lowerBound((k) => this.compareTo(k, prefix) < 0, 0, this.size);
     const { chars, offsets } = this;
     const len = prefix.length;
     const has = (k: number) => {
@@ -291,21 +291,11 @@ export class SurfaceDictionary {
     return len - key.length;
   }
 
-  /** First index in [lo, hi) whose form is ≥ `key`. */
-  private lowerBound(key: string, lo: number, hi: number): number {
+  /** First index in [lo, hi) whose form is not `below` the key sought (the forms below it come first). */
+  private lowerBound(below: (i: number) => boolean, lo: number, hi: number): number {
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (this.compareTo(mid, key) < 0) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  }
-
-  /** First index in [lo, hi) whose form is ≥ form `k` of `d`. */
-  private lowerBoundOf(d: SurfaceDictionary, k: number, lo: number, hi: number): number {
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (compareForms(this, mid, d, k) < 0) lo = mid + 1;
+      if (below(mid)) lo = mid + 1;
       else hi = mid;
     }
     return lo;
