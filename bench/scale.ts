@@ -7,8 +7,9 @@
  * commits every N documents with `--commit-every N`, as `quarry import` does (every 2,000 by default),
  * so that its policy's merges run during the build. `--docs N` beyond the file's length grows
  * it by perturbed passes (bench/synth-corpus.ts `perturbedDocs`); `--synthetic N` uses the synthetic
- * Wikipedia-like generator instead of a file. Every phase runs in its own child process so each memory
- * figure is its own.
+ * Wikipedia-like generator instead of a file. Documents other than a whole file are written to a JSONL
+ * file before any build, so that every engine reads and parses the same lines and none pays for making
+ * them. Every phase runs in its own child process so each memory figure is its own.
  *
  * Reported: build wall/CPU time and MB/s of text, peak RSS of the build, index bytes per structure
  * (the `.idx` sections: lengths = norms, cids, postings with their skip tables, positions, heads, term
@@ -24,7 +25,7 @@
  * exact one.
  */
 import { spawnSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -41,6 +42,28 @@ interface Source { path?: string; docs?: number; synthetic?: number }
 
 function docsOf(source: Source): AsyncIterable<SynthDoc> | Iterable<SynthDoc> {
   return source.path ? perturbedDocs(source.path, source.docs) : synthDocs(source.synthetic ?? 0);
+}
+
+/**
+ * The source as a whole JSONL file that every engine reads: a part of a file, its perturbed passes or
+ * synthetic documents are written to `file` first, untimed. Generating them in a build's process would
+ * charge the generator (~73 s of CPU for the 708k perturbed documents of a 1M run) to the engine whose
+ * process makes them: Quarry's adding thread, where a peer's were made by another process beside it.
+ */
+async function materialize(source: Source, file: string): Promise<Source> {
+  if (source.path !== undefined && source.docs === undefined) return source;
+  const fd = openSync(file, 'w');
+  try {
+    let chunk = '';
+    for await (const d of docsOf(source)) {
+      chunk += `${JSON.stringify({ _id: d._id, title: d.title, text: d.text })}\n`;
+      if (chunk.length >= 1 << 22) { writeSync(fd, chunk); chunk = ''; }
+    }
+    writeSync(fd, chunk);
+  } finally {
+    closeSync(fd);
+  }
+  return { path: file };
 }
 
 interface Query { kind: string; q: string }
@@ -352,13 +375,18 @@ export async function runScale(argv: string[]): Promise<void> {
   const synthetic = arg('synthetic') === undefined ? undefined : Number(arg('synthetic'));
   if (!path && synthetic === undefined) throw new Error('usage: bench:corpus -- <corpus.jsonl> [--docs N] | --synthetic N; [--peers fts5,lucene,xapian] [--queries N] [--commit-every N] [--keep dir]');
   const docs = arg('docs') === undefined ? undefined : Number(arg('docs'));
-  const source: Source = path ? (docs === undefined ? { path } : { path, docs }) : { synthetic: synthetic! };
+  const asked: Source = path ? (docs === undefined ? { path } : { path, docs }) : { synthetic: synthetic! };
   const commitEvery = arg('commit-every') === undefined ? undefined : Number(arg('commit-every'));
   if (commitEvery !== undefined && !(Number.isSafeInteger(commitEvery) && commitEvery >= 1)) throw new Error('--commit-every takes a number of documents ≥ 1');
   const cadence = commitEvery === undefined ? 'one commit, merged into one segment' : `a commit every ${commitEvery} documents`;
   const peers = (arg('peers') ?? '').split(',').filter((p) => p !== '');
-  const queries = await makeQueries(source, Number(arg('queries') ?? 1000));
   const work = arg('keep') ?? mkdtempSync(join(tmpdir(), 'quarry-scale-index-'));
+  mkdirSync(work, { recursive: true });
+  const corpusFile = join(work, 'corpus.jsonl');
+  const m0 = performance.now();
+  const source = await materialize(asked, corpusFile);
+  if (source !== asked) console.error(`scale: the documents written to ${corpusFile} in ${fmt((performance.now() - m0) / 1000, 1)} s (untimed; every engine reads them from there)`);
+  const queries = await makeQueries(source, Number(arg('queries') ?? 1000));
   console.log(`# bench:corpus (scale): ${path ?? `synthetic ${synthetic}`}${docs !== undefined && path ? `, ${docs} docs` : ''}; ${queries.length} queries; ${cadence}; node ${process.version}, ${cpus()[0]?.model ?? '?'} × ${cpus().length}, ${Math.round(totalmem() / 2 ** 30)} GiB`);
   try {
     const builds: BuildReport[] = [];
@@ -392,6 +420,7 @@ export async function runScale(argv: string[]): Promise<void> {
     console.log('');
     console.log(`Sample queries: ${[...new Set(queries.map((q) => q.kind))].map((k) => JSON.stringify(queries.find((q) => q.kind === k)!.q.slice(0, 60))).join(', ')}`);
   } finally {
+    rmSync(corpusFile, { force: true });
     if (arg('keep') === undefined) rmSync(work, { recursive: true, force: true });
   }
 }
