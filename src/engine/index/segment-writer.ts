@@ -32,6 +32,7 @@ import { encodeStoredTexts, sealedTextsBuffers, StoredTextsBuilder, type SealedT
 import { StoredTokenAnalysis } from './stored-token-analysis.js';
 import { VocabularyBuilder } from './word-codes.js';
 import { SegmentFile } from './segment-file.js';
+import { orderOfStrings } from './string-order.js';
 import { IDX_EXT, STO_EXT } from './segment-reader.js';
 import { COMMON_GRAM_WORDS } from '../analysis/common-grams.js';
 import { SITE_TERM_PREFIX, TITLE_TEXT_POSITION_GAP, gramTerm } from './types.js';
@@ -381,9 +382,9 @@ export function* encodeSegment(s: SealedSegment, store: StoreOptions, files: Seg
   const nTerms = s.termNames.length;
   const { start, sDoc, sPos } = sortTokens(s);
   const names = s.termNames;
-  const order = Array.from({ length: nTerms }, (_, i) => i).sort((a, b) => (names[a]! < names[b]! ? -1 : names[a]! > names[b]! ? 1 : 0));
+  const order = orderOfStrings(names);
   const { forms, formDf } = s;
-  const used = Array.from({ length: forms.length }, (_, i) => i).sort((a, b) => (forms[a]! < forms[b]! ? -1 : forms[a]! > forms[b]! ? 1 : 0));
+  const used = orderOfStrings(forms);
   yield* encodeStoredTexts(s.texts, store, files.sto);
   yield* encodeIdx({
     commonGrams: true,
