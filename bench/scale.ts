@@ -326,7 +326,7 @@ function versus(builds: BuildReport[], serves: ServeReport[]): string {
     kinds.map((k) => `${k} p50 / p99 ms: peer vs quarry`).join(' | ') + ' |'];
   lines.push(`|---|---:|---:|---:|${kinds.map(() => '---:').join('|')}|`);
   for (const s of serves.filter((x) => x.engine !== 'quarry')) {
-    const b = builds.find((x) => s.engine.startsWith(x.engine));
+    const b = builds.find((x) => s.engine === x.engine || s.engine === `${x.engine} exact`);
     if (!b) continue;
     const rate = (x: BuildReport) => x.textBytes / 1e6 / (x.buildMs / 1000);
     lines.push(`| ${s.engine} | ${fmt(rate(b), 2)} / ${fmt(rate(q), 2)} | ${fmt(indexBytes(b) / MB, 1)} / ${fmt(indexBytes(q) / MB, 1)} | ${fmt(b.peakRss / MB, 0)} / ${fmt(q.peakRss / MB, 0)} | ` +
@@ -373,7 +373,7 @@ export async function runScale(argv: string[]): Promise<void> {
   const arg = (name: string) => { const i = argv.indexOf(`--${name}`); return i >= 0 ? argv[i + 1] : undefined; };
   const path = argv.find((a, i) => !a.startsWith('--') && !argv[i - 1]?.startsWith('--'));
   const synthetic = arg('synthetic') === undefined ? undefined : Number(arg('synthetic'));
-  if (!path && synthetic === undefined) throw new Error('usage: bench:corpus -- <corpus.jsonl> [--docs N] | --synthetic N; [--peers fts5,lucene,xapian] [--queries N] [--commit-every N] [--keep dir]');
+  if (!path && synthetic === undefined) throw new Error('usage: bench:corpus -- <corpus.jsonl> [--docs N] | --synthetic N; [--peers fts5,lucene,lucene-all,xapian] [--queries N] [--commit-every N] [--keep dir]');
   const docs = arg('docs') === undefined ? undefined : Number(arg('docs'));
   const asked: Source = path ? (docs === undefined ? { path } : { path, docs }) : { synthetic: synthetic! };
   const commitEvery = arg('commit-every') === undefined ? undefined : Number(arg('commit-every'));

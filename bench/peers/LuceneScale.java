@@ -1,12 +1,13 @@
 /*
  * Lucene as a peer of the scale benchmark (bench/scale.ts), run with Debian's liblucene8-java.
  *
- *   java -cp <classes>:<lucene jars> LuceneScale build <dir>      documents on stdin as JSON lines:
+ *   java -cp <classes>:<lucene jars> LuceneScale [--all-words] build <dir>      documents on stdin as JSON lines:
  *                                                                 {"title": ..., "text": ...}
- *   java -cp <classes>:<lucene jars> LuceneScale serve <dir> <queries>   queries file: kind TAB query per line
+ *   java -cp <classes>:<lucene jars> LuceneScale [--all-words] serve <dir> <queries>   queries file: kind TAB query per line
  *
  * Build: one field "body" (title, newline, text) with EnglishAnalyzer (Porter stemming, English stop words
- * removed), frequencies and positions indexed, nothing stored but the document's number; BM25 k1 1.2,
+ * removed; with --all-words none removed, so that Lucene indexes every word as Quarry does and phrases of
+ * common words have positions to match), frequencies and positions indexed, nothing stored but the document's number; BM25 k1 1.2,
  * b 0.75; a 256 MiB RAM buffer (Quarry's default write buffer); documents added from one thread, merges by
  * Lucene's default ConcurrentMergeScheduler, in threads of their own beside it (Quarry, beside its adding
  * thread, encodes full buffers, builds batches of documents and writes a large merge's stored text in
@@ -33,6 +34,7 @@ import java.util.Map;
 import java.util.stream.Stream;
 
 import org.apache.lucene.analysis.Analyzer;
+import org.apache.lucene.analysis.CharArraySet;
 import org.apache.lucene.analysis.en.EnglishAnalyzer;
 import org.apache.lucene.document.Document;
 import org.apache.lucene.document.Field;
@@ -53,7 +55,16 @@ import org.apache.lucene.store.MMapDirectory;
 public class LuceneScale {
   static final int TOP_K = 20;
 
+  /** Whether every word is indexed (no stop words), as Quarry's analysis does. */
+  static boolean allWords;
+
+  static Analyzer analyzer() {
+    return allWords ? new EnglishAnalyzer(CharArraySet.EMPTY_SET) : new EnglishAnalyzer();
+  }
+
   public static void main(String[] args) throws Exception {
+    allWords = args.length > 0 && args[0].equals("--all-words");
+    if (allWords) args = java.util.Arrays.copyOfRange(args, 1, args.length);
     if (args.length >= 2 && args[0].equals("build")) build(Paths.get(args[1]));
     else if (args.length >= 3 && args[0].equals("serve")) serve(Paths.get(args[1]), Paths.get(args[2]));
     else throw new IllegalArgumentException("usage: LuceneScale build <dir> | serve <dir> <queries>");
@@ -127,7 +138,7 @@ public class LuceneScale {
 
   static void build(Path dir) throws Exception {
     long t0 = System.nanoTime();
-    IndexWriterConfig config = new IndexWriterConfig(new EnglishAnalyzer());
+    IndexWriterConfig config = new IndexWriterConfig(analyzer());
     config.setSimilarity(new BM25Similarity(1.2f, 0.75f));
     config.setRAMBufferSizeMB(256);
     config.setUseCompoundFile(false);
@@ -163,7 +174,7 @@ public class LuceneScale {
       if (tab > 0) queries.add(new String[] { line.substring(0, tab), line.substring(tab + 1) });
     }
     BooleanQuery.setMaxClauseCount(4096);
-    Analyzer analyzer = new EnglishAnalyzer();
+    Analyzer analyzer = analyzer();
     System.gc();
     long rssBase = memory()[1];
     long t0 = System.nanoTime();

@@ -1,6 +1,6 @@
 /**
  * The scale benchmark's peers that are not JavaScript: Lucene (Debian's liblucene8-java, through
- * bench/peers/LuceneScale.java) and Xapian (Debian's python3-xapian, through bench/peers/xapian_scale.py).
+ * bench/peers/LuceneScale.java; `lucene-all` is the same without stop words) and Xapian (Debian's python3-xapian, through bench/peers/xapian_scale.py).
  * Each is a program with two commands, `build <dir>` (documents on stdin as JSON lines, {"title","text"}:
  * each peer parses JSON as Quarry's build does) and `serve <dir> <queries file>` (kind TAB query per line),
  * and prints one JSON report on stdout. A peer that is not installed is reported and skipped.
@@ -32,8 +32,9 @@ function luceneJars(): string[] {
     .filter((f): f is string => f !== undefined).map((f) => join(JAVA_DIR, f));
 }
 
-const lucene: ExternalPeer = {
-  name: 'lucene',
+/** Lucene with its English analysis (`lucene`), or with no stop words, indexing every word as Quarry does (`lucene-all`). */
+const lucenePeer = (name: string, args: string[]): ExternalPeer => ({
+  name,
   missing() {
     if (luceneJars().length !== LUCENE_JARS.length) return `Lucene's jars are not in ${JAVA_DIR} (apt-get install liblucene8-java)`;
     if (spawnSync('javac', ['-version']).status !== 0) return 'javac is not installed (apt-get install openjdk-17-jdk-headless)';
@@ -49,9 +50,9 @@ const lucene: ExternalPeer = {
       const r = spawnSync('javac', ['-cp', classpath, '-d', classes, source], { stdio: 'inherit' });
       if (r.status !== 0) throw new Error('scale: javac LuceneScale.java failed');
     }
-    return ['java', '-Xmx1g', '-cp', classpath, 'LuceneScale'];
+    return ['java', '-Xmx1g', '-cp', classpath, 'LuceneScale', ...args];
   },
-};
+});
 
 const xapian: ExternalPeer = {
   name: 'xapian',
@@ -63,7 +64,7 @@ const xapian: ExternalPeer = {
   },
 };
 
-export const EXTERNAL_PEERS: readonly ExternalPeer[] = [lucene, xapian];
+export const EXTERNAL_PEERS: readonly ExternalPeer[] = [lucenePeer('lucene', []), lucenePeer('lucene-all', ['--all-words']), xapian];
 
 async function run(cmd: string[], input?: AsyncIterable<string> | Iterable<string>): Promise<unknown> {
   const p = spawn(cmd[0]!, cmd.slice(1), { stdio: [input ? 'pipe' : 'ignore', 'pipe', 'inherit'] });
