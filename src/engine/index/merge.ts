@@ -19,6 +19,7 @@ import { GRAM_TERM_PREFIX, NO_MORE_DOCS } from './types.js';
 import { isDeleted, type DeletedBits, type SegmentCore } from './segment-reader.js';
 import { encodeIdx, type SegmentFiles } from './segment-writer.js';
 import type { TermPostingsWriter } from './postings-writer.js';
+import type { BlockPostingsCursor } from './postings-reader.js';
 import { IntBuffer } from './bytes.js';
 import { HeadsWriter } from './heads.js';
 import { stepClock, type Steps } from './steps.js';
@@ -100,6 +101,8 @@ export function* mergeIndex(sources: readonly MergeSource[], idx: SegmentFile): 
   let termCount = 0;
   for (const t of termLists) termCount = Math.max(termCount, t.length);
   const commonGrams = sources.every((s) => s.core.commonGrams);
+  /** Each source's cursor, moved from term to term. */
+  const cursors: (BlockPostingsCursor | undefined)[] = sources.map(() => undefined);
   function* terms(w: TermPostingsWriter): Generator<string> {
     for (const [term, from] of unionSorted(termLists)) {
       if (!commonGrams && term.startsWith(GRAM_TERM_PREFIX)) continue;
@@ -107,7 +110,7 @@ export function* mergeIndex(sources: readonly MergeSource[], idx: SegmentFile): 
       for (let i = 0; i < from.length; i += 2) {
         const k = from[i]!;
         const map = docMaps[k]!;
-        const c = sources[k]!.core.cursor(from[i + 1]!, true, true, termLists[k]);
+        const c = (cursors[k] = sources[k]!.core.cursor(from[i + 1]!, true, true, termLists[k], cursors[k]));
         for (let d = c.nextDoc(); d !== NO_MORE_DOCS; d = c.nextDoc()) {
           const nd = map[d]!;
           if (nd < 0) continue;

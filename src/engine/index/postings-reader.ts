@@ -126,22 +126,28 @@ export function decodeSkipTable(b: Uint8Array, start: number, docFreq: number, p
   return { lastDocs, docStarts, posStarts, blockMaxF, blockMinL };
 }
 
-/** A cursor over one term's postings, decoding one block at a time. */
+/**
+ * A cursor over one term's postings, decoding one block at a time. A walk over many terms of a segment
+ * (a merge) moves one cursor from term to term (`retarget`) rather than making one per term: most of a
+ * large vocabulary's terms have a handful of documents, and a cursor's arrays cost more than their decoding.
+ */
 export class BlockPostingsCursor implements PostingsCursor {
-  readonly docFreq: number;
-  readonly maxFreq: number;
-  readonly minLength: number;
+  docFreq!: number;
+  maxFreq!: number;
+  minLength!: number;
 
-  private readonly nBlocks: number;
-  private readonly lastDocs: Int32Array;
-  private readonly docStarts: Float64Array;
-  private readonly posStarts: Float64Array;
-  private readonly blockMaxF: Int32Array;
-  private readonly blockMinL: Int32Array;
+  private nBlocks!: number;
+  private lastDocs!: Int32Array;
+  private docStarts!: Float64Array;
+  private posStarts!: Float64Array;
+  private blockMaxF!: Int32Array;
+  private blockMinL!: Int32Array;
+  /** The one-block summary arrays, made at the first term of one block and reused by the next. */
+  private single: SkipTable | undefined;
 
   private block = -1;
-  private readonly docs: Int32Array;
-  private readonly freqs: Int32Array;
+  private docs: Int32Array;
+  private freqs: Int32Array;
   private count = 0;
   /** Bit where the current full block's freqs start while they are not unpacked yet, else −1. */
   private freqBitPos = -1;
@@ -158,31 +164,64 @@ export class BlockPostingsCursor implements PostingsCursor {
   private keptBit = 0;
 
   constructor(
-    private readonly data: Uint8Array,
+    private data: Uint8Array,
     start: number,
     docFreq: number,
     maxFreq: number,
     minLength: number,
-    private readonly posData: Uint8Array | null,
+    private posData: Uint8Array | null,
     posStart: number,
     /** Doc lengths of the segment: the positions' Rice parameters depend on them. */
     private readonly lengths: Uint32Array | null = null,
     /** The term's skip table when the caller keeps it (`decodeSkipTable` of the same arguments). */
     shared?: SkipTable,
   ) {
+    this.docs = blockBuffer(Math.min(BLOCK_SIZE, docFreq));
+    this.freqs = blockBuffer(Math.min(BLOCK_SIZE, docFreq));
+    this.start(start, docFreq, maxFreq, minLength, posStart, shared);
+  }
+
+  /**
+   * Moves the cursor to another term of the same segment, as a new cursor of these arguments would be
+   * (before its first doc); its block buffers are kept, grown to a full block when they are smaller.
+   */
+  retarget(data: Uint8Array, start: number, docFreq: number, maxFreq: number, minLength: number, posData: Uint8Array | null, posStart: number): void {
+    if (this.docs.length < Math.min(BLOCK_SIZE, docFreq)) {
+      this.docs = blockBuffer(BLOCK_SIZE);
+      this.freqs = blockBuffer(BLOCK_SIZE);
+    }
+    this.data = data;
+    this.posData = posData;
+    this.block = -1;
+    this.count = 0;
+    this.freqBitPos = -1;
+    this.freqBits = 0;
+    this.i = -1;
+    this.cur = -1;
+    this.shallow = 0;
+    this.posBit = 0;
+    this.posIdx = 0;
+    this.lastPositions = null;
+    this.keptBit = 0;
+    this.start(start, docFreq, maxFreq, minLength, posStart);
+  }
+
+  private start(start: number, docFreq: number, maxFreq: number, minLength: number, posStart: number, shared?: SkipTable): void {
     this.docFreq = docFreq;
     this.maxFreq = maxFreq;
     this.minLength = minLength;
     const nBlocks = Math.ceil(docFreq / BLOCK_SIZE);
     this.nBlocks = nBlocks;
-    this.docs = blockBuffer(Math.min(BLOCK_SIZE, docFreq));
-    this.freqs = blockBuffer(Math.min(BLOCK_SIZE, docFreq));
     if (nBlocks === 1) {
-      this.lastDocs = new Int32Array(1);
-      this.docStarts = new Float64Array(1);
-      this.posStarts = new Float64Array(1);
-      this.blockMaxF = new Int32Array(1);
-      this.blockMinL = new Int32Array(1);
+      const one = (this.single ??= {
+        lastDocs: new Int32Array(1), docStarts: new Float64Array(1), posStarts: new Float64Array(1),
+        blockMaxF: new Int32Array(1), blockMinL: new Int32Array(1),
+      });
+      this.lastDocs = one.lastDocs;
+      this.docStarts = one.docStarts;
+      this.posStarts = one.posStarts;
+      this.blockMaxF = one.blockMaxF;
+      this.blockMinL = one.blockMinL;
       // no skip table: the term's summary is the block's; decode it now to learn its last doc
       this.docStarts[0] = start;
       this.posStarts[0] = posStart;
@@ -192,7 +231,7 @@ export class BlockPostingsCursor implements PostingsCursor {
       this.lastDocs[0] = this.docs[this.count - 1]!;
       return;
     }
-    const skip = shared ?? decodeSkipTable(data, start, docFreq, posStart);
+    const skip = shared ?? decodeSkipTable(this.data, start, docFreq, posStart);
     this.lastDocs = skip.lastDocs;
     this.docStarts = skip.docStarts;
     this.posStarts = skip.posStarts;

@@ -331,9 +331,11 @@ export class SegmentCore {
 
   /**
    * A cursor over the postings of term `ord` of `terms` (this segment's dictionary, as `terms` or
-   * `termsOnce` gave it); `sequential` as for `read`.
+   * `termsOnce` gave it); `sequential` as for `read`. `reuse`, a cursor of this segment its caller is
+   * done with, is moved to the term and returned instead of a new one (unless the term's skip table is
+   * kept for sharing).
    */
-  cursor(ord: number, positions: boolean, sequential = false, terms: TermDictionary = this.terms): BlockPostingsCursor {
+  cursor(ord: number, positions: boolean, sequential = false, terms: TermDictionary = this.terms, reuse?: BlockPostingsCursor): BlockPostingsCursor {
     const t = terms.info(ord, this.info);
     const { docFreq, maxFreq, minLength, positionsStart, positionsEnd } = t;
     // a term has positions when it has position bytes: the writer keeps none for `site:` and `gram:` terms
@@ -351,6 +353,10 @@ export class SegmentCore {
         skip = decodeSkipTable(data, 0, docFreq, 0);
         this.skipTables.set(ord, skip);
       }
+    }
+    if (reuse !== undefined && skip === undefined) {
+      reuse.retarget(data, 0, docFreq, maxFreq, minLength, pos, 0);
+      return reuse;
     }
     return new BlockPostingsCursor(data, 0, docFreq, maxFreq, minLength, pos, 0, this.lengths, skip);
   }
