@@ -8,7 +8,7 @@
 import { join } from 'node:path';
 import { writeFileDurable as writeDurable } from '../../kernel/durable-file.js';
 
-export { fsyncDir, isTempName } from '../../kernel/durable-file.js';
+export { fsyncDir, isTempName, tempName } from '../../kernel/durable-file.js';
 
 /** Writes `data` to `dir/name` durably (kernel/durable-file.ts). The caller fsyncs the directory. */
 export function writeFileDurable(dir: string, name: string, data: Uint8Array): void {

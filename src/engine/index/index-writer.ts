@@ -5,10 +5,11 @@
  * (the protocol in disk-index.ts and docs/index-format.md). The `Index` opens it and installs what it
  * commits; the writer reaches the index only through `WriterHost`, the steps the index offers it.
  */
+import { join } from 'node:path';
 import { toCid } from '../../kernel/cid.js';
 import { BadRequestError, ConflictError, InternalError } from '../../kernel/errors.js';
 import { countDeleted, deletesFileName, encodeDeletes } from './deletes.js';
-import { fsyncDir, faultPoint, writeFileDurable } from './directory.js';
+import { fsyncDir, faultPoint, tempName, writeFileDurable } from './directory.js';
 import type { WriterLock } from './lock.js';
 import { manifestFiles, segmentName, writeManifest, type Manifest, type ManifestSegment } from './manifest.js';
 import { findMerges, nextForcedMerge } from './merge-policy.js';
@@ -18,6 +19,7 @@ import { runCooperatively, runSync, type Steps } from './steps.js';
 import { SegmentFile } from './segment-file.js';
 import { FLUSH_THREAD, FlushInThread } from './segment-flush.js';
 import { STORED_MERGE_THREAD, StoredMerge } from './stored-merge.js';
+import { POSTINGS_MERGE_THREAD, PostingsMerge } from './postings-merge.js';
 import { ThreadJob } from './thread-job.js';
 import type { StoreOptions } from './store.js';
 import { IDX_EXT, isDeleted, SegmentView, STO_EXT, type DeletedBits, type SegmentCore } from './segment-reader.js';
@@ -435,16 +437,25 @@ export class DiskIndexWriter implements IndexWriter {
     const name = segmentName(this.nextSegment++);
     const dir = this.index.dir;
     const stored = new StoredMerge({ dir, file: name + STO_EXT, sources: sources.map((ws) => ({ file: ws.core.name + STO_EXT, deleted: ws.deleted })), store: this.storeOptions() });
+    let postings: PostingsMerge | undefined;
+    // the second half of the terms in a thread of its own too, when there is one to run
+    const elsewhere = ThreadJob.available(POSTINGS_MERGE_THREAD) ? (from: string) => {
+      postings = new PostingsMerge({ dir, part: tempName(join(dir, name + IDX_EXT)), sources: sources.map((ws) => ({ name: ws.core.name, deleted: ws.deleted })), from });
+      const p = postings;
+      return () => p.part();
+    } : undefined;
     let idx: SegmentFile | undefined;
     try {
       idx = new SegmentFile(dir, name + IDX_EXT);
-      await runCooperatively(mergeIndex(sources, idx));
+      await runCooperatively(mergeIndex(sources, idx, elsewhere));
       await stored.finished();
       idx.commit();
     } catch (err) {
       idx?.abort();
       await stored.cancel();
       throw err;
+    } finally {
+      await postings?.close();
     }
     return this.loadWrittenLocked(name);
   }

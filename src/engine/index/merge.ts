@@ -17,14 +17,15 @@
  */
 import { GRAM_TERM_PREFIX, NO_MORE_DOCS } from './types.js';
 import { isDeleted, type DeletedBits, type SegmentCore } from './segment-reader.js';
-import { encodeIdx, type SegmentFiles } from './segment-writer.js';
-import type { TermPostingsWriter } from './postings-writer.js';
+import { encodeIdx, type SegmentFiles, type TermsPart } from './segment-writer.js';
+import { TermsWriter, type TermPostingsWriter } from './postings-writer.js';
 import type { BlockPostingsCursor } from './postings-reader.js';
 import { IntBuffer } from './bytes.js';
 import { HeadsWriter } from './heads.js';
 import { stepClock, type Steps } from './steps.js';
 import { StoreWriter, type StoredReader, type StoreOptions } from './store.js';
-import type { SegmentFile } from './segment-file.js';
+import type { ByteSink, SegmentFile } from './segment-file.js';
+import { newTermInfo, type TermDictionary } from './term-dictionary.js';
 import { VocabularyBuilder } from './word-codes.js';
 
 export interface MergeSource {
@@ -32,28 +33,135 @@ export interface MergeSource {
   deleted: DeletedBits | null;
 }
 
+/** Strings in ascending code-unit order, read by index. */
+interface SortedStrings {
+  readonly length: number;
+  at(i: number): string;
+}
+
+/** A source's strings that a merge writes: the indexes [from, to) of its sorted list (its term dictionary). */
+interface TermRange<L extends SortedStrings = TermDictionary> {
+  dict: L;
+  from: number;
+  to: number;
+}
+
 /**
- * Streams the union of sorted string lists (k small): each distinct value once, with its sources as
- * (list, index) pairs. The lists holding a value move past it only when the consumer asks for the next,
+ * Streams the union of the ranges' strings (k small): each distinct term once, with its sources as
+ * (range, ordinal) pairs. The ranges holding a term move past it only when the consumer asks for the next,
  * so a term dictionary is still on the entry the consumer reads (its walk forward decodes each entry once).
  */
-function* unionSorted(lists: readonly { readonly length: number; at(i: number): string }[]): Generator<[string, number[]]> {
-  const at = new Array<number>(lists.length).fill(0);
-  const heads = lists.map((l) => (l.length > 0 ? l.at(0) : undefined));
+function* unionSorted(ranges: readonly TermRange<SortedStrings>[]): Generator<[string, number[]]> {
+  const at = ranges.map((r) => r.from);
+  const heads = ranges.map((r) => (r.from < r.to ? r.dict.at(r.from) : undefined));
   const from: number[] = [];
   for (;;) {
     let min: string | undefined;
     for (const v of heads) if (v !== undefined && (min === undefined || v < min)) min = v;
     if (min === undefined) return;
     from.length = 0;
-    for (let k = 0; k < lists.length; k++) if (heads[k] === min) from.push(k, at[k]!);
+    for (let k = 0; k < ranges.length; k++) if (heads[k] === min) from.push(k, at[k]!);
     yield [min, from];
     for (let i = 0; i < from.length; i += 2) {
       const k = from[i]!;
       const next = ++at[k]!;
-      heads[k] = next < lists[k]!.length ? lists[k]!.at(next) : undefined;
+      heads[k] = next < ranges[k]!.to ? ranges[k]!.dict.at(next) : undefined;
     }
   }
+}
+
+/** Ordinal of the first term of `dict` not below `term` in code-unit order (`dict.length` if none). */
+function ceiling(dict: TermDictionary, term: string): number {
+  let lo = 0;
+  let hi = dict.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (dict.at(mid) < term) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** The sources' terms from `low` (inclusive, when given) to `high` (exclusive, when given). */
+function termRanges(dicts: readonly TermDictionary[], low?: string, high?: string): TermRange[] {
+  return dicts.map((dict) => ({
+    dict,
+    from: low === undefined ? 0 : ceiling(dict, low),
+    to: high === undefined ? dict.length : ceiling(dict, high),
+  }));
+}
+
+/**
+ * Where a merge's terms split into two halves of about equal work, which two threads write at once:
+ * the term at half the postings and positions bytes of the largest source (the sources of a merge are
+ * drawn from one stream of documents, so their terms spread alike). Undefined when there is nothing to split.
+ */
+export function splitTerm(dicts: readonly TermDictionary[]): string | undefined {
+  let largest: TermDictionary | undefined;
+  const bytes = (d: TermDictionary) => d.postingsBytes + d.positionsBytes;
+  for (const d of dicts) if (largest === undefined || bytes(d) > bytes(largest)) largest = d;
+  if (largest === undefined || largest.length < 2) return undefined;
+  const info = newTermInfo();
+  const half = bytes(largest) / 2;
+  let lo = 1;
+  let hi = largest.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    largest.info(mid, info);
+    if (info.postingsStart + info.positionsStart < half) lo = mid + 1;
+    else hi = mid;
+  }
+  return largest.at(lo);
+}
+
+/** The merged segment's doc ids of each source's documents (−1: deleted), in source order, and how many there are. */
+function renumber(sources: readonly MergeSource[]): { docMaps: Int32Array[]; live: number } {
+  let live = 0;
+  const docMaps = sources.map(({ core, deleted }) => {
+    const map = new Int32Array(core.maxDoc).fill(-1);
+    for (let d = 0; d < core.maxDoc; d++) if (!isDeleted(deleted, d)) map[d] = live++;
+    return map;
+  });
+  return { docMaps, live };
+}
+
+/** The merged segment's document lengths. */
+function mergedLengths(sources: readonly MergeSource[], docMaps: readonly Int32Array[], live: number): Uint32Array {
+  const lengths = new Uint32Array(live);
+  sources.forEach(({ core }, k) => {
+    const map = docMaps[k]!;
+    for (let d = 0; d < core.maxDoc; d++) if (map[d]! >= 0) lengths[map[d]!] = core.lengths[d]!;
+  });
+  return lengths;
+}
+
+/**
+ * The terms of `ranges` (one per source), merged: each begun on `w`, its live documents added with their
+ * new ids, then yielded (TermsWriter's producer). Common-word pairs are left out unless every source has them.
+ */
+function* mergedTerms(sources: readonly MergeSource[], docMaps: readonly Int32Array[], ranges: readonly TermRange[], w: TermPostingsWriter): Generator<string> {
+  const commonGrams = sources.every((s) => s.core.commonGrams);
+  const positions = new IntBuffer();
+  /** Each source's cursor, moved from term to term. */
+  const cursors: (BlockPostingsCursor | undefined)[] = sources.map(() => undefined);
+  for (const [term, from] of unionSorted(ranges)) {
+    if (!commonGrams && term.startsWith(GRAM_TERM_PREFIX)) continue;
+    w.begin(term);
+    for (let i = 0; i < from.length; i += 2) {
+      const k = from[i]!;
+      const map = docMaps[k]!;
+      const c = (cursors[k] = sources[k]!.core.cursor(from[i + 1]!, true, true, ranges[k]!.dict, cursors[k]));
+      for (let d = c.nextDoc(); d !== NO_MORE_DOCS; d = c.nextDoc()) {
+        const nd = map[d]!;
+        if (nd < 0) continue;
+        positions.length = 0;
+        c.appendPositions(positions);
+        w.add(nd, c.freq(), positions.a, 0);
+      }
+    }
+    yield term;
+  }
+  for (const s of sources) s.core.endSequential();
 }
 
 /** Writes the merge of `sources` into `files`, stored text first; returns its document count. */
@@ -69,25 +177,17 @@ function storedSources(sources: readonly MergeSource[]): StoredSource[] {
 
 /**
  * Writes the merged `.idx` of `sources` (which shares nothing with the `.sto` but the documents' order, so
- * the two may be written at once); returns its document count.
+ * the two may be written at once); returns its document count. With `elsewhere`, the terms from the
+ * split point (`splitTerm`) on are written by another thread: `elsewhere(from)` starts it and returns
+ * the wait for its part, which is appended to the terms written here.
  */
-export function* mergeIndex(sources: readonly MergeSource[], idx: SegmentFile): Steps<number> {
-  // new doc ids
-  let live = 0;
-  const docMaps = sources.map(({ core, deleted }) => {
-    const map = new Int32Array(core.maxDoc).fill(-1);
-    for (let d = 0; d < core.maxDoc; d++) if (!isDeleted(deleted, d)) map[d] = live++;
-    return map;
-  });
-  const lengths = new Uint32Array(live);
+export function* mergeIndex(sources: readonly MergeSource[], idx: SegmentFile, elsewhere?: (from: string) => () => Steps<TermsPart>): Steps<number> {
+  const { docMaps, live } = renumber(sources);
+  const lengths = mergedLengths(sources, docMaps, live);
   const cids = new BigUint64Array(live);
   sources.forEach(({ core }, k) => {
     const map = docMaps[k]!;
-    for (let d = 0; d < core.maxDoc; d++) {
-      if (map[d]! < 0) continue;
-      lengths[map[d]!] = core.lengths[d]!;
-      cids[map[d]!] = core.cids[d]!;
-    }
+    for (let d = 0; d < core.maxDoc; d++) if (map[d]! >= 0) cids[map[d]!] = core.cids[d]!;
   });
 
   const heads = new HeadsWriter();
@@ -96,45 +196,45 @@ export function* mergeIndex(sources: readonly MergeSource[], idx: SegmentFile): 
     for (let d = 0; d < core.maxDoc; d++) if (!isDeleted(deleted, d)) heads.addEncoded(from.record(d));
   }
 
-  const positions = new IntBuffer();
-  const termLists = sources.map((s) => s.core.termsOnce());
+  const dicts = sources.map((s) => s.core.termsOnce());
   let termCount = 0;
-  for (const t of termLists) termCount = Math.max(termCount, t.length);
-  const commonGrams = sources.every((s) => s.core.commonGrams);
-  /** Each source's cursor, moved from term to term. */
-  const cursors: (BlockPostingsCursor | undefined)[] = sources.map(() => undefined);
-  function* terms(w: TermPostingsWriter): Generator<string> {
-    for (const [term, from] of unionSorted(termLists)) {
-      if (!commonGrams && term.startsWith(GRAM_TERM_PREFIX)) continue;
-      w.begin(term);
-      for (let i = 0; i < from.length; i += 2) {
-        const k = from[i]!;
-        const map = docMaps[k]!;
-        const c = (cursors[k] = sources[k]!.core.cursor(from[i + 1]!, true, true, termLists[k], cursors[k]));
-        for (let d = c.nextDoc(); d !== NO_MORE_DOCS; d = c.nextDoc()) {
-          const nd = map[d]!;
-          if (nd < 0) continue;
-          positions.length = 0;
-          c.appendPositions(positions);
-          w.add(nd, c.freq(), positions.a, 0);
-        }
-      }
-      yield term;
-    }
-    for (const s of sources) s.core.endSequential();
-  }
+  for (const t of dicts) termCount = Math.max(termCount, t.length);
+  const split = elsewhere === undefined ? undefined : splitTerm(dicts);
+  const rest = split === undefined ? undefined : elsewhere!(split);
+  const ranges = termRanges(dicts, undefined, split);
 
   function* surfaces(): Generator<[string, number]> {
     const tables = sources.map((s) => s.core.surfaces.read());
-    for (const [form, from] of unionSorted(tables.map((t) => t.forms))) {
+    const forms = tables.map((t) => ({ dict: t.forms, from: 0, to: t.forms.length }));
+    for (const [form, from] of unionSorted(forms)) {
       let df = 0;
       for (let i = 0; i < from.length; i += 2) df += tables[from[i]!]!.dfs[from[i + 1]!]!;
       yield [form, df];
     }
   }
 
-  yield* encodeIdx({ commonGrams, heads, lengths, cids, termCount, terms, surfaces: surfaces() }, idx);
+  yield* encodeIdx({
+    commonGrams: sources.every((s) => s.core.commonGrams),
+    heads, lengths, cids, termCount,
+    terms: (w) => mergedTerms(sources, docMaps, ranges, w),
+    surfaces: surfaces(),
+    rest,
+  }, idx);
   return lengths.length;
+}
+
+/**
+ * Writes the merged postings of the sources' terms from `from` on, the rest of a merge whose `.idx` another
+ * thread writes up to `from` (postings-merge.ts), into `postings` and `positions`; returns the writer,
+ * which holds the terms' dictionary entries.
+ */
+export function* mergeTermsFrom(sources: readonly MergeSource[], from: string, postings: ByteSink, positions: ByteSink): Steps<TermsWriter> {
+  const { docMaps, live } = renumber(sources);
+  const dicts = sources.map((s) => s.core.termsOnce());
+  const ranges = termRanges(dicts, from);
+  const terms = new TermsWriter(mergedLengths(sources, docMaps, live), postings, positions, Math.max(0, ...ranges.map((r) => r.to - r.from)));
+  yield* terms.write((w) => mergedTerms(sources, docMaps, ranges, w));
+  return terms;
 }
 
 /** A merge source's stored texts: its `.sto` and the documents the merge drops. */

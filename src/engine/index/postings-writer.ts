@@ -5,6 +5,8 @@
  */
 import { ByteWriter } from './bytes.js';
 import { RICE_ESCAPE, riceParameter } from './postings-format.js';
+import type { ByteSink } from './segment-file.js';
+import { stepClock, type Steps } from './steps.js';
 import { BLOCK_SIZE, hasPositions } from './types.js';
 
 /** Writes bits MSB first into a ByteWriter. Callers `reserve` room first: writes do not check it. */
@@ -229,5 +231,57 @@ export class TermPostingsWriter {
     this.n = 0;
     this.drainPositions();
     this.startBlock();
+  }
+}
+
+/**
+ * Terms written in order: each term's postings to one sink and its positions to another, and its entry of
+ * the term dictionary (segment-writer.ts, `termText` and `termMeta`), which holds the term's byte counts
+ * rather than offsets. Terms written by two of these, one after the other's range, therefore concatenate:
+ * the postings, the positions and the two dictionary parts each appended to the first's.
+ */
+export class TermsWriter {
+  /** UTF-8 of the terms written, concatenated. */
+  readonly text = new ByteWriter(1 << 16);
+  /** Per term: `utf16Length · docFreq · postingsBytes · positionsBytes · maxFreq · minLength`. */
+  readonly meta: ByteWriter;
+  /** Terms written (a term none of whose documents was added is left out). */
+  count = 0;
+  readonly #postings: TermPostingsWriter;
+
+  /** `lengths` as for TermPostingsWriter; `expectedTerms` sizes the metadata's first buffer. */
+  constructor(lengths: ArrayLike<number>, private readonly postings: ByteSink, private readonly positions: ByteSink, expectedTerms: number) {
+    this.meta = new ByteWriter(expectedTerms * 8 + 16);
+    this.#postings = new TermPostingsWriter(lengths, postings.out, positions.out, () => positions.drain());
+  }
+
+  /**
+   * Writes the terms `produce` yields, in ascending code-unit order: for each, the producer begins it
+   * on the postings writer it is given, adds its documents in order, then yields it.
+   */
+  *write(produce: (w: TermPostingsWriter) => Iterable<string>): Steps<void> {
+    const due = stepClock();
+    const { postings, positions, text, meta } = this;
+    let seen = 0;
+    let p0 = postings.position;
+    let q0 = positions.position;
+    for (const t of produce(this.#postings)) {
+      const { docFreq, maxFreq, minLength } = this.#postings.finish();
+      if (docFreq > 0) {
+        text.utf8(t);
+        meta.varint(t.length);
+        meta.varint(docFreq);
+        meta.varint(postings.position - p0);
+        meta.varint(positions.position - q0);
+        meta.varint(maxFreq);
+        meta.varint(minLength);
+        this.count++;
+      }
+      postings.drain();
+      positions.drain();
+      p0 = postings.position;
+      q0 = positions.position;
+      if ((++seen & 255) === 0 && due()) yield;
+    }
   }
 }

@@ -19,7 +19,7 @@ import { footerAfter } from './footer.js';
 /** Bytes buffered before they are written out. */
 const CHUNK = 1 << 20;
 
-export class SegmentFile {
+export class SegmentFile implements ByteSink {
   /** Where encoders write; written out by `drain` once it holds a chunk. */
   readonly out = new ByteWriter(CHUNK + (CHUNK >>> 2));
   readonly #file: DurableWriter;
@@ -73,7 +73,7 @@ export class SegmentFile {
 
   /** A scratch file beside this one. */
   spill(): Spill {
-    return new Spill(join(this.dir, this.name));
+    return new Spill(tempName(join(this.dir, this.name)));
   }
 
   #flush(): void {
@@ -88,23 +88,45 @@ export class SegmentFile {
   }
 }
 
+/** Where bytes are appended as they are encoded: a segment file or a scratch file. */
+export interface ByteSink {
+  /** Where encoders write; written out by `drain`. */
+  readonly out: ByteWriter;
+  /** Offset of the next byte written. */
+  readonly position: number;
+  /** Writes the buffer out if it holds a chunk or more. Call between records. */
+  drain(): void;
+  bytes(src: Uint8Array): void;
+}
+
+/** Appends bytes `[at, at + length)` of the open file `fd` (named `path` in errors) to `to`, a chunk at a time. */
+export function copyFileRange(fd: number, path: string, at: number, length: number, to: ByteSink): void {
+  const chunk = Buffer.allocUnsafe(Math.min(CHUNK, Math.max(1, length)));
+  for (let done = 0; done < length;) {
+    const n = readSync(fd, chunk, 0, Math.min(chunk.length, length - done), at + done);
+    if (n === 0) throw new Error(`${path}: ended at ${at + done} of ${at + length} bytes.`);
+    to.bytes(chunk.subarray(0, n));
+    done += n;
+  }
+}
+
 /**
- * A section written to a scratch file while another is encoded, then copied after it. The file has a
- * temporary's name: a crash leaves garbage that the index's recovery removes.
+ * A scratch file: a section written while another is encoded, then copied after it, or a part of a
+ * segment a thread writes for the segment's writer to copy. It has a temporary's name (directory.ts
+ * `tempName`): a crash leaves garbage that the index's recovery removes.
  */
-export class Spill {
+export class Spill implements ByteSink {
   readonly out = new ByteWriter(CHUNK + (CHUNK >>> 2));
-  readonly #path: string;
   #fd: number | undefined;
   #bytes = 0;
 
-  constructor(beside: string) {
-    this.#path = tempName(beside);
-    this.#fd = openSync(this.#path, 'wx+', 0o600);
+  /** Creates `path` (a temporary's name), which must not exist. */
+  constructor(readonly path: string) {
+    this.#fd = openSync(path, 'wx+', 0o600);
   }
 
   /** Bytes written so far, buffered included. */
-  get length(): number {
+  get position(): number {
     return this.#bytes + this.out.length;
   }
 
@@ -112,26 +134,34 @@ export class Spill {
     if (this.out.length >= CHUNK) this.#flush();
   }
 
-  /** Appends everything written to `to`, a chunk at a time. */
-  copyTo(to: SegmentFile): void {
+  bytes(src: Uint8Array): void {
+    this.out.bytes(src);
+    this.drain();
+  }
+
+  /** Appends everything written to `to`. */
+  copyTo(to: ByteSink): void {
     this.#flush();
-    const fd = this.#fd!;
-    const chunk = Buffer.allocUnsafe(CHUNK);
-    for (let at = 0; at < this.#bytes;) {
-      const n = readSync(fd, chunk, 0, Math.min(CHUNK, this.#bytes - at), at);
-      if (n === 0) throw new Error(`${this.#path}: ended at ${at} of ${this.#bytes} bytes.`);
-      to.bytes(chunk.subarray(0, n));
-      at += n;
-    }
+    copyFileRange(this.#fd!, this.path, 0, this.#bytes, to);
+  }
+
+  /** Writes out what is buffered and closes the file, which stays for a reader of its own. */
+  close(): void {
+    this.#flush();
+    this.#close();
   }
 
   /** Closes and removes the file. Safe to call more than once. */
   dispose(): void {
+    this.#close();
+    rmSync(this.path, { force: true });
+  }
+
+  #close(): void {
     if (this.#fd !== undefined) {
       closeSync(this.#fd);
       this.#fd = undefined;
     }
-    rmSync(this.#path, { force: true });
   }
 
   #flush(): void {

@@ -46,7 +46,7 @@ function closeFiles(f: Files): void {
 
 /** Reads `length` bytes at `offset` of `fd`, all of them, into a buffer of their own (not a slice of
  *  Node's shared pool, which a cached term would keep alive). */
-function readAt(fd: number, offset: number, length: number, name: string): Buffer {
+export function readAt(fd: number, offset: number, length: number, name: string): Buffer {
   const out = Buffer.allocUnsafeSlow(length);
   let got = 0;
   while (got < length) {
@@ -133,10 +133,11 @@ export class SegmentCore {
   private termDictionary: TermDictionary | undefined;
   private headsReader: HeadsReader | undefined;
 
-  /** Opens `<dir>/<name>.idx` (checksummed in one streaming pass) and `<name>.sto`, whose decompressed
-   *  blocks go to `blockCache` (the index's; none = a private one-block cache). Throws ENOENT errors as
-   *  they are (refresh retries). */
-  constructor(dir: string, readonly name: string, blockCache?: BlockCache, termCache?: TermBytesCache) {
+  /** Opens `<dir>/<name>.idx` (checksummed in one streaming pass, unless `checked`: a segment its process
+   *  has opened already, read again by a merge's thread) and `<name>.sto`, whose decompressed blocks go
+   *  to `blockCache` (the index's; none = a private one-block cache). Throws ENOENT errors as they are
+   *  (refresh retries). */
+  constructor(dir: string, readonly name: string, blockCache?: BlockCache, termCache?: TermBytesCache, { checked = false } = {}) {
     const file = name + IDX_EXT;
     const fd = openSync(join(dir, file), 'r');
     let store: StoredReader | undefined;
@@ -145,15 +146,17 @@ export class SegmentCore {
       if (size < FOOTER_BYTES + 4) throw new InternalError(`Index file ${file} is too short to hold a footer.`);
       const tail = readAt(fd, size - FOOTER_BYTES - 4, FOOTER_BYTES + 4, name);
       const storedCrc = readFooter(tail, MAGIC.terms, file);
-      let crc = 0;
-      const chunk = Buffer.allocUnsafe(Math.min(CRC_CHUNK_BYTES, size));
-      for (let at = 0; at < size - 4; ) {
-        const n = readSync(fd, chunk, 0, Math.min(chunk.length, size - 4 - at), at);
-        if (n === 0) throw new InternalError(`Segment ${name}: the file ends early.`);
-        crc = crc32(chunk.subarray(0, n), crc);
-        at += n;
+      if (!checked) {
+        let crc = 0;
+        const chunk = Buffer.allocUnsafe(Math.min(CRC_CHUNK_BYTES, size));
+        for (let at = 0; at < size - 4; ) {
+          const n = readSync(fd, chunk, 0, Math.min(chunk.length, size - 4 - at), at);
+          if (n === 0) throw new InternalError(`Segment ${name}: the file ends early.`);
+          crc = crc32(chunk.subarray(0, n), crc);
+          at += n;
+        }
+        if (crc >>> 0 !== storedCrc) throw new InternalError(`Index file ${file} fails its checksum (stored ${storedCrc.toString(16)}, computed ${(crc >>> 0).toString(16)}).`);
       }
-      if (crc >>> 0 !== storedCrc) throw new InternalError(`Index file ${file} fails its checksum (stored ${storedCrc.toString(16)}, computed ${(crc >>> 0).toString(16)}).`);
       const payloadBytes = size - FOOTER_BYTES;
       const metaLen = tail.readUInt32LE(0);
       if (metaLen > payloadBytes - 4) throw new InternalError(`Segment ${name}: its table of contents overruns the file.`);

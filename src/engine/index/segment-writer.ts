@@ -24,14 +24,14 @@ import { constants as zc, brotliCompressSync } from 'node:zlib';
 import { stemSurface, tokenize, type TokenSink } from '../analysis/analyzer.js';
 import { ByteWriter, IntBuffer, utf8Encoder } from './bytes.js';
 import { MAGIC } from './footer.js';
-import { TermPostingsWriter } from './postings-writer.js';
+import { TermsWriter, type TermPostingsWriter } from './postings-writer.js';
 import { HeadsWriter } from './heads.js';
 import type { DocumentRecord } from '../../kernel/document.js';
 import { stepClock, type Steps } from './steps.js';
 import { encodeStoredTexts, sealedTextsBuffers, StoredTextsBuilder, type SealedTexts, type StoreOptions } from './store.js';
 import { StoredTokenAnalysis } from './stored-token-analysis.js';
 import { VocabularyBuilder } from './word-codes.js';
-import { SegmentFile } from './segment-file.js';
+import { SegmentFile, type ByteSink } from './segment-file.js';
 import { orderOfStrings } from './string-order.js';
 import { IDX_EXT, STO_EXT } from './segment-reader.js';
 import { COMMON_GRAM_WORDS } from '../analysis/common-grams.js';
@@ -429,6 +429,17 @@ export interface IdxInput {
   terms(w: TermPostingsWriter): Iterable<string>;
   /** Surface forms in ascending order with document frequencies (iterated once, after the terms). */
   surfaces: Iterable<[form: string, docFreq: number]>;
+  /** Terms after those of `terms`, written by another thread: called once those are written. */
+  rest?: () => Steps<TermsPart>;
+}
+
+/** Terms written elsewhere (postings-merge.ts) for `encodeIdx` to append to its own. */
+export interface TermsPart {
+  terms: number;
+  termText: Uint8Array;
+  termMeta: Uint8Array;
+  copyPostings(to: ByteSink): void;
+  copyPositions(to: ByteSink): void;
 }
 
 /**
@@ -458,35 +469,20 @@ export function* encodeIdx(input: IdxInput, file: SegmentFile): Steps<void> {
 
   const spill = file.spill();
   try {
-    const writer = new TermPostingsWriter(input.lengths, file.out, spill.out, () => spill.drain());
-    // The dictionary's sections, written as the terms and forms stream by (none of them is kept).
-    const termText = new ByteWriter(1 << 16);
-    const termMeta = new ByteWriter(input.termCount * 8 + 16);
-    let terms = 0;
-    let seen = 0;
+    // The dictionary's term sections, written as the terms stream by (none of them is kept).
+    const terms = new TermsWriter(input.lengths, file, spill, input.termCount);
     const postingsStart = begin();
-    let q0 = spill.length;
-    for (const t of input.terms(writer)) {
-      const p0 = file.position;
-      const { docFreq, maxFreq, minLength } = writer.finish();
-      if (docFreq > 0) {
-        termText.utf8(t);
-        termMeta.varint(t.length);
-        termMeta.varint(docFreq);
-        termMeta.varint(file.position - p0);
-        termMeta.varint(spill.length - q0);
-        termMeta.varint(maxFreq);
-        termMeta.varint(minLength);
-        terms++;
-      }
-      file.drain();
-      spill.drain();
-      q0 = spill.length;
-      if ((++seen & 255) === 0 && due()) yield;
+    yield* terms.write((w) => input.terms(w));
+    const rest = input.rest === undefined ? undefined : yield* input.rest();
+    if (rest !== undefined) {
+      rest.copyPostings(file);
+      terms.text.bytes(rest.termText);
+      terms.meta.bytes(rest.termMeta);
     }
     end('postings', postingsStart);
     const positionsStart = begin();
     spill.copyTo(file);
+    rest?.copyPositions(file);
     end('positions', positionsStart);
 
     section('heads', input.heads.finish());
@@ -504,7 +500,7 @@ export function* encodeIdx(input: IdxInput, file: SegmentFile): Steps<void> {
     // highly redundant (sorted strings, small counts): one Brotli stream makes it 2–3× smaller. Quality
     // 2 with a large window: on the Wikipedia extract's merged dictionary (23 MB) it is 1.9 % larger than
     // quality 5 and takes 0.5 s instead of 3.3 (qualities 3 and 4 are both larger and slower than 2 there).
-    const parts = { termText, termMeta, surfText, surfMeta };
+    const parts = { termText: terms.text, termMeta: terms.meta, surfText, surfMeta };
     const dict = new ByteWriter(Object.values(parts).reduce((n, w) => n + w.length, 0));
     const dictSections: Record<string, [number, number]> = {};
     for (const [name, w] of Object.entries(parts)) {
@@ -516,7 +512,7 @@ export function* encodeIdx(input: IdxInput, file: SegmentFile): Steps<void> {
     }));
 
     const json = utf8Encoder.encode(JSON.stringify({
-      maxDoc, terms, surfaces, sections, dict: { bytes: dict.length, sections: dictSections },
+      maxDoc, terms: terms.count + (rest?.terms ?? 0), surfaces, sections, dict: { bytes: dict.length, sections: dictSections },
       heads: { bytes: input.heads.rawBytes }, ...(input.commonGrams ? { commonGrams: true } : {}),
     }));
     file.align(8);

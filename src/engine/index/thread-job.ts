@@ -12,7 +12,7 @@
 import { existsSync } from 'node:fs';
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort, type Transferable } from 'node:worker_threads';
 import { InternalError } from '../../kernel/errors.js';
-import type { Steps } from './steps.js';
+import { STEP_MS, type Steps } from './steps.js';
 
 const STATE = 0;
 const BEAT = 1;
@@ -83,6 +83,18 @@ export class ThreadJob {
   /** Blocks until the job ends; throws when it failed. */
   waitSync(): void {
     while (this.#running()) Atomics.wait(this.#shared, STATE, RUNNING, WAIT_SLICE_MS);
+    this.#settle();
+  }
+
+  /**
+   * Waits for the job as steps (steps.ts): asleep up to a step's time between checkpoints, so that a
+   * cooperative run still gives the event loop its turns while it spends no CPU. Throws when it failed.
+   */
+  *waitSteps(): Steps<void> {
+    while (this.#running()) {
+      Atomics.wait(this.#shared, STATE, RUNNING, STEP_MS);
+      if (this.#running()) yield;
+    }
     this.#settle();
   }
 

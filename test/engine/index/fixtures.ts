@@ -7,7 +7,7 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Index as SearchableIndex } from '../../../src/engine/index.js';
-import { checkIndex, type Index } from '../../../src/engine/index/index.js';
+import { checkIndex, Index } from '../../../src/engine/index/index.js';
 import type { IndexWriter } from '../../../src/engine/index/index-writer.js';
 import { referenceSearch } from '../query/reference.js';
 
@@ -69,4 +69,23 @@ export async function assertFirstCommitWhole(w: IndexWriter, index: Index, dir: 
   assert.deepEqual([...liveDocuments(index).keys()], cids);
   await index.close();
   assert.ok(checkIndex(dir).ok);
+}
+
+const WORDS = ['granite', 'basalt', 'quarry', 'chisel', 'marble', 'of', 'the', 'slate', 'gneiss', 'schist'];
+
+/** Four committed segments of varied texts (600 documents), the second and third with deleted documents. */
+export async function fourCommittedSegments(dir: string): Promise<void> {
+  const index = await Index.open(dir, { mergeFactor: 100, maxMergedBytes: 1 });
+  const w = await index.openWriter();
+  for (let batch = 0; batch < 4; batch++) {
+    for (let i = 0; i < 150; i++) {
+      const n = batch * 150 + i;
+      const text = Array.from({ length: 20 + (n % 37) }, (_, k) => WORDS[(n * 7 + k * k) % WORDS.length] + (k % 5 === 0 ? ` ${n * k}` : '')).join(' ');
+      w.upsert({ cid: BigInt(n + 1), title: `${WORDS[n % WORDS.length]} ${n}`, text });
+    }
+    if (batch === 1 || batch === 2) for (let i = 0; i < 150; i += 7) w.delete(BigInt(batch * 150 + i - 140));
+    await w.commit();
+  }
+  await w.close();
+  await index.close();
 }

@@ -50,7 +50,7 @@ test('a spilled section is copied back byte for byte and its scratch file remove
     spill.out.bytes(p);
     spill.drain();
   }
-  assert.equal(spill.length, 3 * MiB + 6);
+  assert.equal(spill.position, 3 * MiB + 6);
   f.bytes(Buffer.from('head'));
   spill.copyTo(f);
   spill.dispose();

@@ -1,7 +1,8 @@
 /**
- * A merge large enough writes its stored text in a thread of its own beside the postings: the files are
- * the bytes a merge written in one thread makes, and a failure on either side leaves no part of the
- * merged segment behind and the last commit whole.
+ * A merge large enough writes its stored text in a thread of its own beside the postings (and the second
+ * half of its terms' postings in another, postings-merge.test.ts): the files are the bytes a merge
+ * written in one thread makes, and a failure on either side leaves no part of the merged segment behind
+ * and the last commit whole.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,26 +11,7 @@ import { join } from 'node:path';
 import { checkIndex, Index } from '../../../src/engine/index/index.js';
 import { StoredMerge } from '../../../src/engine/index/stored-merge.js';
 import type { IndexOptions } from '../../../src/engine/index/types.js';
-import { liveDocuments, tempDir } from './fixtures.js';
-
-const WORDS = ['granite', 'basalt', 'quarry', 'chisel', 'marble', 'of', 'the', 'slate', 'gneiss', 'schist'];
-
-/** Four committed segments of varied texts, the second and third with deleted documents. */
-async function fourSegments(dir: string): Promise<void> {
-  const index = await Index.open(dir, { mergeFactor: 100, maxMergedBytes: 1 });
-  const w = await index.openWriter();
-  for (let batch = 0; batch < 4; batch++) {
-    for (let i = 0; i < 150; i++) {
-      const n = batch * 150 + i;
-      const text = Array.from({ length: 20 + (n % 37) }, (_, k) => WORDS[(n * 7 + k * k) % WORDS.length] + (k % 5 === 0 ? ` ${n * k}` : '')).join(' ');
-      w.upsert({ cid: BigInt(n + 1), title: `${WORDS[n % WORDS.length]} ${n}`, text });
-    }
-    if (batch === 1 || batch === 2) for (let i = 0; i < 150; i += 7) w.delete(BigInt(batch * 150 + i - 140));
-    await w.commit();
-  }
-  await w.close();
-  await index.close();
-}
+import { fourCommittedSegments, liveDocuments, tempDir } from './fixtures.js';
 
 async function forceMergeCopy(from: string, to: string, options: IndexOptions): Promise<string[]> {
   cpSync(from, to, { recursive: true });
@@ -43,10 +25,10 @@ async function forceMergeCopy(from: string, to: string, options: IndexOptions): 
   return names;
 }
 
-test('a merge with its stored text written in a thread writes the bytes a merge in one thread writes', async (t) => {
+test('a merge with its stored text and half its postings written in threads writes the bytes a merge in one thread writes', async (t) => {
   const base = tempDir(t);
   const src = join(base, 'src');
-  await fourSegments(src);
+  await fourCommittedSegments(src);
   const [here] = await forceMergeCopy(src, join(base, 'here'), { threadBytes: Number.MAX_SAFE_INTEGER });
   const [beside] = await forceMergeCopy(src, join(base, 'beside'), { threadBytes: 0 });
   assert.equal(here, beside);
@@ -65,7 +47,7 @@ test('a merge with its stored text written in a thread writes the bytes a merge 
 
 test('a stored-text thread that fails fails the merge and leaves the last commit as it was', async (t) => {
   const dir = tempDir(t);
-  await fourSegments(dir);
+  await fourCommittedSegments(dir);
   const index = await Index.open(dir, { threadBytes: 0 });
   const before = new Map(liveDocuments(index));
   const segments = index.snapshot().segments.map((s) => s.name);
@@ -90,7 +72,7 @@ test('a stored-text thread that fails fails the merge and leaves the last commit
 
 test('a postings merge that fails stops the stored-text thread and removes what it wrote', async (t) => {
   const dir = tempDir(t);
-  await fourSegments(dir);
+  await fourCommittedSegments(dir);
   const index = await Index.open(dir, { threadBytes: 0 });
   const segments = index.snapshot().segments.map((s) => s.name);
   // the last segment's .idx, cut short under the open index: its dictionary is read by the merge and ends early
@@ -109,7 +91,7 @@ test('a postings merge that fails stops the stored-text thread and removes what 
 
 test('a cancelled stored-text merge leaves no file, whether the thread had finished or not', async (t) => {
   const dir = tempDir(t);
-  await fourSegments(dir);
+  await fourCommittedSegments(dir);
   const files = readdirSync(dir).sort();
   const sources = files.filter((f) => f.endsWith('.sto')).map((file) => ({ file, deleted: null }));
   const store = { blockBytes: 1024, quality: 3 };
