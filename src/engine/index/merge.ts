@@ -25,7 +25,8 @@ import { HeadsWriter } from './heads.js';
 import { stepClock, type Steps } from './steps.js';
 import { StoreWriter, type StoredReader, type StoreOptions } from './store.js';
 import type { ByteSink, SegmentFile } from './segment-file.js';
-import { newTermInfo, type TermDictionary } from './term-dictionary.js';
+import { newTermInfo, type TermDictionary, type TermKeys } from './term-dictionary.js';
+import { InternalError } from '../../kernel/errors.js';
 import { VocabularyBuilder } from './word-codes.js';
 
 export interface MergeSource {
@@ -70,10 +71,10 @@ function* unionSorted(ranges: readonly TermRange<SortedStrings>[]): Generator<[s
   }
 }
 
-/** Ordinal of the first term of `dict` not below `term` in code-unit order (`dict.length` if none). */
+/** Ordinal of the first held term of `dict` not below `term` in code-unit order (`dict.end` if none). */
 function ceiling(dict: TermDictionary, term: string): number {
-  let lo = 0;
-  let hi = dict.length;
+  let lo = dict.first;
+  let hi = dict.end;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
     if (dict.at(mid) < term) lo = mid + 1;
@@ -82,36 +83,54 @@ function ceiling(dict: TermDictionary, term: string): number {
   return lo;
 }
 
-/** The sources' terms from `low` (inclusive, when given) to `high` (exclusive, when given). */
-function termRanges(dicts: readonly TermDictionary[], low?: string, high?: string): TermRange[] {
+/**
+ * The sources' terms from `keys.from` (inclusive) to `keys.to` (exclusive): each dictionary holds at least
+ * those (it may hold all of its segment's, when a search had decoded it).
+ */
+function termRanges(dicts: readonly TermDictionary[], keys: TermKeys): TermRange[] {
   return dicts.map((dict) => ({
     dict,
-    from: low === undefined ? 0 : ceiling(dict, low),
-    to: high === undefined ? dict.length : ceiling(dict, high),
+    from: keys.from === undefined ? dict.first : ceiling(dict, keys.from),
+    to: keys.to === undefined ? dict.end : ceiling(dict, keys.to),
   }));
 }
 
 /**
- * Where a merge's terms split into two halves of about equal work, which two threads write at once:
- * the term at half the postings and positions bytes of the largest source (the sources of a merge are
- * drawn from one stream of documents, so their terms spread alike). Undefined when there is nothing to split.
+ * Where a merge's terms split into two halves of about equal work, which two threads write at once: the
+ * term at half the postings and positions bytes of `dict`, the whole dictionary of the merge's largest
+ * source (the sources of a merge are drawn from one stream of documents, so their terms spread alike).
+ * Undefined when there is nothing to split.
  */
-export function splitTerm(dicts: readonly TermDictionary[]): string | undefined {
-  let largest: TermDictionary | undefined;
-  const bytes = (d: TermDictionary) => d.postingsBytes + d.positionsBytes;
-  for (const d of dicts) if (largest === undefined || bytes(d) > bytes(largest)) largest = d;
-  if (largest === undefined || largest.length < 2) return undefined;
+export function splitTerm(dict: TermDictionary): string | undefined {
+  if (dict.first !== 0 || dict.end !== dict.length) throw new InternalError('A merge splits its terms by a whole dictionary.');
+  if (dict.length < 2) return undefined;
   const info = newTermInfo();
-  const half = bytes(largest) / 2;
+  const half = (dict.postingsBytes + dict.positionsBytes) / 2;
   let lo = 1;
-  let hi = largest.length - 1;
+  let hi = dict.length - 1;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    largest.info(mid, info);
+    dict.info(mid, info);
     if (info.postingsStart + info.positionsStart < half) lo = mid + 1;
     else hi = mid;
   }
-  return largest.at(lo);
+  return dict.at(lo);
+}
+
+/**
+ * The sources' term dictionaries for the part of the merge written here: all the terms, or, when
+ * `elsewhere` takes the terms from a split point on, those before it (each source holding only those, so
+ * that the two threads together hold the dictionaries once), with that point.
+ */
+function dictionariesBefore(sources: readonly MergeSource[], elsewhere: boolean): { dicts: TermDictionary[]; split?: string } {
+  if (!elsewhere || sources.length === 0) return { dicts: sources.map((s) => s.core.termsOnce()) };
+  let largest = 0;
+  sources.forEach((s, k) => {
+    if (s.core.postingsAndPositionsBytes > sources[largest]!.core.postingsAndPositionsBytes) largest = k;
+  });
+  const whole = sources[largest]!.core.termsOnce();
+  const split = splitTerm(whole);
+  return { dicts: sources.map((s, k) => (k === largest ? whole : s.core.termsOnce(split === undefined ? undefined : { to: split }))), split };
 }
 
 /** The merged segment's doc ids of each source's documents (−1: deleted), in source order, and how many there are. */
@@ -196,12 +215,11 @@ export function* mergeIndex(sources: readonly MergeSource[], idx: SegmentFile, e
     for (let d = 0; d < core.maxDoc; d++) if (!isDeleted(deleted, d)) heads.addEncoded(from.record(d));
   }
 
-  const dicts = sources.map((s) => s.core.termsOnce());
-  let termCount = 0;
-  for (const t of dicts) termCount = Math.max(termCount, t.length);
-  const split = elsewhere === undefined ? undefined : splitTerm(dicts);
+  const { dicts, split } = dictionariesBefore(sources, elsewhere !== undefined);
   const rest = split === undefined ? undefined : elsewhere!(split);
-  const ranges = termRanges(dicts, undefined, split);
+  const ranges = termRanges(dicts, { to: split });
+  let termCount = 0;
+  for (const r of ranges) termCount = Math.max(termCount, r.to - r.from);
 
   function* surfaces(): Generator<[string, number]> {
     const tables = sources.map((s) => s.core.surfaces.read());
@@ -230,8 +248,7 @@ export function* mergeIndex(sources: readonly MergeSource[], idx: SegmentFile, e
  */
 export function* mergeTermsFrom(sources: readonly MergeSource[], from: string, postings: ByteSink, positions: ByteSink): Steps<TermsWriter> {
   const { docMaps, live } = renumber(sources);
-  const dicts = sources.map((s) => s.core.termsOnce());
-  const ranges = termRanges(dicts, from);
+  const ranges = termRanges(sources.map((s) => s.core.termsOnce({ from })), { from });
   const terms = new TermsWriter(mergedLengths(sources, docMaps, live), postings, positions, Math.max(0, ...ranges.map((r) => r.to - r.from)));
   yield* terms.write((w) => mergedTerms(sources, docMaps, ranges, w));
   return terms;

@@ -19,7 +19,7 @@ import { ByteReader, utf8Decoder } from './bytes.js';
 import { FOOTER_BYTES, MAGIC, readFooter } from './footer.js';
 import { LruCache } from './lru.js';
 import { PackedStrings } from './packed-strings.js';
-import { newTermInfo, TermDictionary, type TermInfo } from './term-dictionary.js';
+import { newTermInfo, TermDictionary, type TermInfo, type TermKeys } from './term-dictionary.js';
 import { BlockPostingsCursor, decodeSkipTable, type SkipTable } from './postings-reader.js';
 import { HeadsReader } from './heads.js';
 import { StoredReader, type BlockCache } from './store.js';
@@ -222,12 +222,17 @@ export class SegmentCore {
   }
 
   /**
-   * The term dictionary for one walk of the terms in order (a merge): the held one, else
-   * decoded and not held. A forced merge in rounds reads every segment of an index that is still open
+   * The term dictionary for one walk of the terms in order (a merge): the held one, else decoded
+   * (holding only the terms of `keys`, when given: a merge's share of them) and not held. A forced merge in rounds reads every segment of an index that is still open
    * until its commit: held, their dictionaries would add up to the vocabulary of every round.
    */
-  termsOnce(): TermDictionary {
-    return this.termDictionary ?? this.decodeTerms(false);
+  termsOnce(keys?: TermKeys): TermDictionary {
+    return this.termDictionary ?? this.decodeTerms(false, keys);
+  }
+
+  /** Bytes of the postings and positions sections: what merging the segment's terms reads. */
+  get postingsAndPositionsBytes(): number {
+    return this.lazy.postingsBytes + this.lazy.positionsBytes;
   }
 
   /** Title, url and host of every doc, decompressed on first use, then held. */
@@ -240,13 +245,13 @@ export class SegmentCore {
     return this.headsReader ?? this.decodeHeads();
   }
 
-  private decodeTerms(keep: boolean): TermDictionary {
+  private decodeTerms(keep: boolean, keys?: TermKeys): TermDictionary {
     const l = this.lazy;
     const decoded = this.decoding('dictionary', () => {
       const dict = brotliDecompressSync(this.readIdx(l.dict[0], l.dict[1]));
       if (dict.length !== l.dictBytes) throw new InternalError(`Segment ${this.name}: the dictionary decompresses to ${dict.length} bytes, expected ${l.dictBytes}.`);
       const part = ([at, bytes]: [number, number]) => dict.subarray(at, at + bytes);
-      const terms = new TermDictionary(part(l.termText), new ByteReader(part(l.termMeta)), l.termCount, this.name);
+      const terms = new TermDictionary(part(l.termText), new ByteReader(part(l.termMeta)), l.termCount, this.name, keys);
       if (terms.postingsBytes !== l.postingsBytes || terms.positionsBytes !== l.positionsBytes) throw new InternalError(`Segment ${this.name}: term metadata does not cover the postings.`);
       return terms;
     });

@@ -32,9 +32,19 @@ export interface TermInfo {
 
 export const newTermInfo = (): TermInfo => ({ docFreq: 0, postingsStart: 0, postingsEnd: 0, positionsStart: 0, positionsEnd: 0, maxFreq: 0, minLength: 0 });
 
+/** The terms a dictionary holds: those from `from` (inclusive) to `to` (exclusive), in code-unit order. */
+export interface TermKeys {
+  from?: string;
+  to?: string;
+}
+
 export class TermDictionary implements Iterable<string> {
+  /** Terms of the segment: ordinals run from 0 to `length`, whether or not they are held. */
   readonly length: number;
-  /** Total bytes of the postings and positions sections the entries cover. */
+  /** The ordinals held, [first, end): all of them unless the dictionary was decoded for a range of keys. */
+  readonly first: number;
+  readonly end: number;
+  /** Total bytes of the postings and positions sections the entries cover (all of them, held or not). */
   readonly postingsBytes: number;
   readonly positionsBytes: number;
   private readonly data: Buffer;
@@ -58,40 +68,62 @@ export class TermDictionary implements Iterable<string> {
   /** Terms looked up lately and their ordinals (−1: absent), up to RECENT_TERMS. */
   private readonly recent = new Map<string, number>();
 
-  /** Decodes the written form: `text` the terms' UTF-8 concatenated, `meta` per term varints
-   *  `utf16Length · docFreq · postingsBytes · positionsBytes · maxFreq · minLength`. */
-  constructor(text: Uint8Array, meta: ByteReader, count: number, name: string) {
-    const out = new ByteWriter(Math.max(1024, text.length + 6 * count));
-    const blocks = (count + BLOCK - 1) >>> BLOCK_SHIFT;
-    this.blockAt = new Uint32Array(blocks);
-    this.blockPostings = new Float64Array(blocks);
-    this.blockPositions = new Float64Array(blocks);
+  /**
+   * Decodes the written form: `text` the terms' UTF-8 concatenated, `meta` per term varints
+   * `utf16Length · docFreq · postingsBytes · positionsBytes · maxFreq · minLength`. With `keys`, only the
+   * terms in that range are held (a merge thread's share of the terms); every entry is still read, so
+   * ordinals and offsets are the segment's.
+   */
+  constructor(text: Uint8Array, meta: ByteReader, count: number, name: string, keys: TermKeys = {}) {
+    const fromKey = keys.from === undefined ? undefined : Buffer.from(keys.from, 'utf8');
+    const toKey = keys.to === undefined ? undefined : Buffer.from(keys.to, 'utf8');
+    // all of it, or a share of unknown size (grown as needed)
+    const out = new ByteWriter(fromKey === undefined && toKey === undefined ? Math.max(1024, text.length + 6 * count) : 1 << 16);
+    const blockAt: number[] = [];
+    const blockPostings: number[] = [];
+    const blockPositions: number[] = [];
+    let first = fromKey === undefined ? 0 : -1;
+    let end = count;
     let at = 0;
     let p = 0;
     let q = 0;
     for (let i = 0; i < count; i++) {
-      if ((i & (BLOCK - 1)) === 0) {
-        const b = i >>> BLOCK_SHIFT;
-        this.blockAt[b] = out.length;
-        this.blockPostings[b] = p;
-        this.blockPositions[b] = q;
+      const units = meta.varint();
+      const bytes = utf8Length(text, at, units, name);
+      if (first < 0 && compareUtf8(text, at, bytes, fromKey!, fromKey!.length) >= 0) first = i;
+      if (first >= 0 && end === count && toKey !== undefined && compareUtf8(text, at, bytes, toKey, toKey.length) >= 0) end = i;
+      const held = first >= 0 && i < end;
+      if (held && ((i - first) & (BLOCK - 1)) === 0) {
+        blockAt.push(out.length);
+        blockPostings.push(p);
+        blockPositions.push(q);
       }
-      const bytes = utf8Length(text, at, meta.varint(), name);
-      out.varint(bytes);
-      out.bytes(text.subarray(at, at + bytes));
-      at += bytes;
-      out.varint(meta.varint());
+      const docFreq = meta.varint();
       const pb = meta.varint();
       const qb = meta.varint();
-      out.varint(pb);
-      out.varint(qb);
+      const maxFreq = meta.varint();
+      const minLength = meta.varint();
+      if (held) {
+        out.varint(bytes);
+        out.bytes(text.subarray(at, at + bytes));
+        out.varint(docFreq);
+        out.varint(pb);
+        out.varint(qb);
+        out.varint(maxFreq);
+        out.varint(minLength);
+      }
+      at += bytes;
       p += pb;
       q += qb;
-      out.varint(meta.varint());
-      out.varint(meta.varint());
     }
     if (at !== text.length) throw new InternalError(`Segment ${name}: string table lengths do not add up.`);
+    if (first < 0) first = count;
     this.length = count;
+    this.first = first;
+    this.end = Math.max(first, end);
+    this.blockAt = Uint32Array.from(blockAt);
+    this.blockPostings = Float64Array.from(blockPostings);
+    this.blockPositions = Float64Array.from(blockPositions);
     this.postingsBytes = p;
     this.positionsBytes = q;
     this.data = Buffer.from(out.view());
@@ -129,19 +161,20 @@ export class TermDictionary implements Iterable<string> {
     this.minLength = this.varint();
   }
 
-  /** Positions on entry `ord` (parsed). */
+  /** Positions on entry `ord` (parsed), which must be held. */
   private seek(ord: number): void {
+    if (ord < this.first || ord >= this.end) throw new InternalError(`No term ${ord} among the ${this.first}–${this.end} held of a dictionary of ${this.length}.`);
     if (ord === this.ord) {
       this.parse(this.entryAt);
       return;
     }
-    if (ord === this.ord + 1 && (ord & (BLOCK - 1)) !== 0) {
+    if (ord === this.ord + 1 && ((ord - this.first) & (BLOCK - 1)) !== 0) {
       this.parse(this.entryAt);
       this.p += this.pBytes;
       this.q += this.qBytes;
       this.entryAt = this.next;
     } else {
-      this.toBlock(ord >>> BLOCK_SHIFT);
+      this.toBlock((ord - this.first) >>> BLOCK_SHIFT);
       for (let i = this.ord; i < ord; i++) {
         this.parse(this.entryAt);
         this.p += this.pBytes;
@@ -153,9 +186,9 @@ export class TermDictionary implements Iterable<string> {
     this.parse(this.entryAt);
   }
 
-  /** Positions on the first entry of block `b`. */
+  /** Positions on the first entry of block `b` (of the held entries). */
   private toBlock(b: number): void {
-    this.ord = b << BLOCK_SHIFT;
+    this.ord = this.first + (b << BLOCK_SHIFT);
     this.entryAt = this.blockAt[b]!;
     this.p = this.blockPostings[b]!;
     this.q = this.blockPositions[b]!;
@@ -163,7 +196,6 @@ export class TermDictionary implements Iterable<string> {
 
   /** Fills `out` with the metadata of term `ord`. */
   info(ord: number, out: TermInfo): TermInfo {
-    if (ord < 0 || ord >= this.length) throw new InternalError(`No term ${ord} in a dictionary of ${this.length}.`);
     this.seek(ord);
     out.docFreq = this.docFreq;
     out.postingsStart = this.p;
@@ -180,7 +212,7 @@ export class TermDictionary implements Iterable<string> {
     return this.data.toString('utf8', this.textAt, this.textAt + this.textBytes);
   }
 
-  /** Ordinal of `term`, or −1. */
+  /** Ordinal of `term`, or −1 (also when it is not among the held terms). */
   find(term: string): number {
     // a query looks each of its terms up several times (its df, its bitset, its postings to count and
     // again to rank), and queries share terms: a lookup is otherwise a UTF-8 encoding and a search
@@ -214,8 +246,8 @@ export class TermDictionary implements Iterable<string> {
     }
     if (block < 0) return -1;
     this.toBlock(block);
-    const first = block << BLOCK_SHIFT;
-    const end = Math.min(this.length, first + BLOCK);
+    const first = this.ord;
+    const end = Math.min(this.end, first + BLOCK);
     for (let ord = first + 1; ord < end; ord++) {
       this.seek(ord);
       const c = compareUtf8(data, this.textAt, this.textBytes, key, klen);
@@ -225,7 +257,8 @@ export class TermDictionary implements Iterable<string> {
     return -1;
   }
 
+  /** The held terms, in order. */
   *[Symbol.iterator](): Iterator<string> {
-    for (let i = 0; i < this.length; i++) yield this.at(i);
+    for (let i = this.first; i < this.end; i++) yield this.at(i);
   }
 }

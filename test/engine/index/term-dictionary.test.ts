@@ -55,3 +55,37 @@ test('packed dictionaries find every term in UTF-16 order and decode its metadat
     { numRuns: 300 },
   );
 });
+
+test('a dictionary decoded for a range of keys holds exactly the terms in it, at the ordinals and offsets of the whole', () => {
+  const key = fc.option(fc.string({ unit, maxLength: 5 }), { nil: undefined });
+  fc.assert(
+    fc.property(strings, key, key, fc.array(fc.nat(), { maxLength: 40 }), (raw, from, to, order) => {
+      const terms = [...raw].sort();
+      const text = Buffer.from(terms.join(''), 'utf8');
+      const meta = new ByteWriter();
+      terms.forEach((t, i) => {
+        for (const v of [t.length, i + 1, (i * 7) % 300, (i * 13) % 5000, i % 4, t.length]) meta.varint(v);
+      });
+      const whole = new TermDictionary(text, new ByteReader(meta.view()), terms.length, 'test');
+      const part = new TermDictionary(text, new ByteReader(meta.view()), terms.length, 'test', { from, to });
+      const held = terms.map((t, ord) => ({ t, ord })).filter(({ t }) => (from === undefined || t >= from) && (to === undefined || t < to));
+      assert.deepEqual([...part], held.map((h) => h.t));
+      assert.equal(part.length, terms.length);
+      assert.equal(part.postingsBytes, whole.postingsBytes);
+      assert.equal(part.positionsBytes, whole.positionsBytes);
+      if (held.length > 0) assert.deepEqual([part.first, part.end], [held[0]!.ord, held[held.length - 1]!.ord + 1]);
+      else assert.equal(part.end, part.first);
+      // in a random order, so the remembered position is exercised from anywhere in the range
+      for (const o of [...order, ...held.keys()]) {
+        if (held.length === 0) break;
+        const { t, ord } = held[o % held.length]!;
+        assert.equal(part.at(ord), t);
+        assert.deepEqual(part.info(ord, newTermInfo()), whole.info(ord, newTermInfo()));
+        assert.equal(part.find(t), ord);
+      }
+      if (part.first > 0) assert.throws(() => part.at(part.first - 1), /No term/);
+      if (part.end < terms.length) assert.throws(() => part.info(part.end, newTermInfo()), /No term/);
+    }),
+    { numRuns: 300 },
+  );
+});
