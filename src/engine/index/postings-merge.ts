@@ -97,7 +97,7 @@ export class PostingsMerge {
 
   /** Stops the thread if it runs, waits for it, and removes the part. Safe to call more than once. */
   async close(): Promise<void> {
-    if (!this.#job.ended) await this.#job.cancel();
+    await this.#job.cancel(); // settles a job that ended, too
     if (this.#fd !== undefined) {
       closeSync(this.#fd);
       this.#fd = undefined;

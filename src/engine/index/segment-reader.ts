@@ -223,8 +223,9 @@ export class SegmentCore {
 
   /**
    * The term dictionary for one walk of the terms in order (a merge): the held one, else decoded
-   * (holding only the terms of `keys`, when given: a merge's share of them) and not held. A forced merge in rounds reads every segment of an index that is still open
-   * until its commit: held, their dictionaries would add up to the vocabulary of every round.
+   * (holding only the terms of `keys`, when given: a merge thread's share of them) and not held. A
+   * forced merge in rounds reads every segment of an index that is still open until its commit: held,
+   * their dictionaries would add up to the vocabulary of every round.
    */
   termsOnce(keys?: TermKeys): TermDictionary {
     return this.termDictionary ?? this.decodeTerms(false, keys);
