@@ -25,7 +25,7 @@
  * exact one.
  */
 import { spawnSync } from 'node:child_process';
-import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -60,6 +60,9 @@ async function materialize(source: Source, file: string): Promise<Source> {
       if (chunk.length >= 1 << 22) { writeSync(fd, chunk); chunk = ''; }
     }
     writeSync(fd, chunk);
+    // on disk before any engine is timed: the kernel's writeback of GBs of new pages would otherwise
+    // overlap the first engine's build, and every fsync of its files wait behind it
+    fsyncSync(fd);
   } finally {
     closeSync(fd);
   }
