@@ -71,18 +71,6 @@ function* unionSorted(ranges: readonly TermRange<SortedStrings>[]): Generator<[s
   }
 }
 
-/** Ordinal of the first held term of `dict` not below `term` in code-unit order (`dict.end` if none). */
-function ceiling(dict: TermDictionary, term: string): number {
-  let lo = dict.first;
-  let hi = dict.end;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (dict.at(mid) < term) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
 /**
  * The sources' terms from `keys.from` (inclusive) to `keys.to` (exclusive): each dictionary holds at least
  * those (it may hold all of its segment's, when a search had decoded it).
@@ -90,8 +78,8 @@ function ceiling(dict: TermDictionary, term: string): number {
 function termRanges(dicts: readonly TermDictionary[], keys: TermKeys): TermRange[] {
   return dicts.map((dict) => ({
     dict,
-    from: keys.from === undefined ? dict.first : ceiling(dict, keys.from),
-    to: keys.to === undefined ? dict.end : ceiling(dict, keys.to),
+    from: keys.from === undefined ? dict.first : dict.ceiling(keys.from),
+    to: keys.to === undefined ? dict.end : dict.ceiling(keys.to),
   }));
 }
 

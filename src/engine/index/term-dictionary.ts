@@ -225,8 +225,23 @@ export class TermDictionary implements Iterable<string> {
     return ord;
   }
 
+  /** Ordinal of the first held term not below `term` in code-unit order (`end` if none). */
+  ceiling(term: string): number {
+    const [key, klen] = encodeKey(term);
+    return this.lowerBound(key, klen)[0];
+  }
+
   private search(term: string): number {
     const [key, klen] = encodeKey(term);
+    const [ord, equal] = this.lowerBound(key, klen);
+    return equal ? ord : -1;
+  }
+
+  /**
+   * The first held ordinal whose term is not below the UTF-8 `key[0, klen)`, and whether its term is the
+   * key: the blocks' first terms binary-searched, then one block scanned.
+   */
+  private lowerBound(key: Uint8Array, klen: number): [ord: number, equal: boolean] {
     const data = this.data;
     let lo = 0;
     let hi = this.blockAt.length - 1;
@@ -237,24 +252,22 @@ export class TermDictionary implements Iterable<string> {
       const c = compareUtf8(data, this.textAt, this.textBytes, key, klen);
       if (c === 0) {
         this.toBlock(mid);
-        return this.ord;
+        return [this.ord, true];
       }
       if (c < 0) {
         block = mid;
         lo = mid + 1;
       } else hi = mid - 1;
     }
-    if (block < 0) return -1;
+    if (block < 0) return [this.first, false];
     this.toBlock(block);
-    const first = this.ord;
-    const end = Math.min(this.end, first + BLOCK);
-    for (let ord = first + 1; ord < end; ord++) {
+    const end = Math.min(this.end, this.ord + BLOCK);
+    for (let ord = this.ord + 1; ord < end; ord++) {
       this.seek(ord);
       const c = compareUtf8(data, this.textAt, this.textBytes, key, klen);
-      if (c === 0) return ord;
-      if (c > 0) return -1;
+      if (c >= 0) return [ord, c === 0];
     }
-    return -1;
+    return [end, false];
   }
 
   /** The held terms, in order. */

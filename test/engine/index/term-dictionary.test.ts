@@ -83,6 +83,11 @@ test('a dictionary decoded for a range of keys holds exactly the terms in it, at
         assert.deepEqual(part.info(ord, newTermInfo()), whole.info(ord, newTermInfo()));
         assert.equal(part.find(t), ord);
       }
+      // the first held term not below a key, for keys inside, between and outside the held terms
+      for (const k of [from, to, '', ...terms].filter((x): x is string => x !== undefined)) {
+        const at = held.find((h) => h.t >= k);
+        assert.equal(part.ceiling(k), at === undefined ? part.end : at.ord, `ceiling ${JSON.stringify(k)}`);
+      }
       if (part.first > 0) assert.throws(() => part.at(part.first - 1), /No term/);
       if (part.end < terms.length) assert.throws(() => part.info(part.end, newTermInfo()), /No term/);
     }),
