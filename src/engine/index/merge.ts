@@ -20,6 +20,7 @@ import { isDeleted, type DeletedBits, type SegmentCore } from './segment-reader.
 import { encodeIdx, type SegmentFiles, type TermsPart } from './segment-writer.js';
 import { TermsWriter, type TermPostingsWriter } from './postings-writer.js';
 import type { BlockPostingsCursor } from './postings-reader.js';
+import type { CodedPositions } from './postings-format.js';
 import { IntBuffer } from './bytes.js';
 import { HeadsWriter } from './heads.js';
 import { stepClock, type Steps } from './steps.js';
@@ -142,13 +143,17 @@ function mergedLengths(sources: readonly MergeSource[], docMaps: readonly Int32A
   return lengths;
 }
 
+const NO_POSITIONS = new Int32Array(0);
+
 /**
  * The terms of `ranges` (one per source), merged: each begun on `w`, its live documents added with their
  * new ids, then yielded (TermsWriter's producer). Common-word pairs are left out unless every source has them.
+ * A document's positions are copied as coded (`CodedPositions`).
  */
 function* mergedTerms(sources: readonly MergeSource[], docMaps: readonly Int32Array[], ranges: readonly TermRange[], w: TermPostingsWriter): Generator<string> {
   const commonGrams = sources.every((s) => s.core.commonGrams);
-  const positions = new IntBuffer();
+  /** The current document's positions (a term without any, `site:` and `gram:` terms, adds none). */
+  const coded: CodedPositions = { data: new Uint8Array(0), from: 0, to: 0 };
   /** Each source's cursor, moved from term to term. */
   const cursors: (BlockPostingsCursor | undefined)[] = sources.map(() => undefined);
   for (const [term, from] of unionSorted(ranges)) {
@@ -161,9 +166,8 @@ function* mergedTerms(sources: readonly MergeSource[], docMaps: readonly Int32Ar
       for (let d = c.nextDoc(); d !== NO_MORE_DOCS; d = c.nextDoc()) {
         const nd = map[d]!;
         if (nd < 0) continue;
-        positions.length = 0;
-        c.appendPositions(positions);
-        w.add(nd, c.freq(), positions.a, 0);
+        if (c.codedPositions(coded)) w.addCoded(nd, c.freq(), coded);
+        else w.add(nd, c.freq(), NO_POSITIONS, 0);
       }
     }
     yield term;

@@ -34,3 +34,33 @@ export function riceParameter(length: number, freq: number): number {
 
 /** A gap's Rice quotient at or above this is escaped: that many ones, 5 bits of bit length, the gap in binary. */
 export const RICE_ESCAPE = 16;
+
+/** `bits` (≤ 25) bits of `b` from bit `bp`, MSB first (bytes past the end read as 0). */
+export function readBits(b: Uint8Array, bp: number, bits: number): number {
+  const at = bp >>> 3;
+  const w = ((b[at]! << 24) | (b[at + 1]! << 16) | (b[at + 2]! << 8) | b[at + 3]!) << (bp & 7);
+  return w >>> (32 - bits);
+}
+
+/** The bit after `count` Rice codes of parameter `k` that start at bit `bp` of `b`: their end, found without decoding them. */
+export function skipRiceCodes(b: Uint8Array, bp: number, count: number, k: number): number {
+  for (let n = 0; n < count; n++) {
+    const at = bp >>> 3;
+    const w = ((b[at]! << 24) | (b[at + 1]! << 16) | (b[at + 2]! << 8) | b[at + 3]!) << (bp & 7);
+    const q = Math.clz32(~w);
+    if (q < RICE_ESCAPE) bp += q + 1 + k;
+    else bp += RICE_ESCAPE + 5 + readBits(b, bp + RICE_ESCAPE, 5);
+  }
+  return bp;
+}
+
+/**
+ * One document's positions as coded: bits `[from, to)` of `data`. Their codes depend only on the positions
+ * and on the Rice parameter, which depends only on the document's length and freq; a merge, which
+ * changes neither, copies the bits instead of decoding and coding them again.
+ */
+export interface CodedPositions {
+  data: Uint8Array;
+  from: number;
+  to: number;
+}

@@ -2,9 +2,8 @@
  * Reads the postings format (postings-format.ts has the layout): a term's skip table, decoded once per
  * segment and term, and a cursor that decodes one block at a time, freqs and positions only when asked.
  */
-import type { IntBuffer } from './bytes.js';
 import { MAX_UNPACK_WIDTH, UNPACK_DOCS, UNPACK_FREQS } from './bit-unpack.js';
-import { RICE_ESCAPE, riceParameter } from './postings-format.js';
+import { RICE_ESCAPE, readBits, riceParameter, skipRiceCodes, type CodedPositions } from './postings-format.js';
 import { BLOCK_SIZE, NO_MORE_DOCS, type PostingsBuffer, type PostingsCursor } from './types.js';
 
 const EMPTY_POSITIONS = new Int32Array(0);
@@ -62,13 +61,6 @@ function unpackFreqs(b: Uint8Array, bp: number, freqBits: number, freqs: Int32Ar
 /** A value of `bits` (17–32) bits at bit `bp`, MSB first. */
 function wideValue(b: Uint8Array, bp: number, bits: number): number {
   return readBits(b, bp, bits - 16) * 65536 + readBits(b, bp + bits - 16, 16);
-}
-
-/** `bits` (1–24) bits of `b` starting at bit `bp`, MSB first. */
-function readBits(b: Uint8Array, bp: number, bits: number): number {
-  const at = bp >>> 3;
-  const w = ((b[at]! << 24) | (b[at + 1]! << 16) | (b[at + 2]! << 8) | b[at + 3]!) << (bp & 7);
-  return w >>> (32 - bits);
 }
 
 /**
@@ -380,66 +372,74 @@ export class BlockPostingsCursor implements PostingsCursor {
   }
 
   /**
-   * Appends the current doc's positions, as `positions()` returns them, to `out` without allocating an
-   * array per document: a merge copies every position of a segment.
+   * Points `out` at the current doc's positions as coded, without decoding them (a merge copies them);
+   * false when the term has none.
    */
-  appendPositions(out: IntBuffer): void {
-    if (this.posData === null || this.i < 0 || this.cur === NO_MORE_DOCS) return;
-    const f = this.freq();
-    out.reserve(f);
-    this.decodePositions(out.a, out.length);
-    out.length += f;
+  codedPositions(out: CodedPositions): boolean {
+    if (this.posData === null || this.i < 0 || this.cur === NO_MORE_DOCS) return false;
+    const from = this.skipToCurrentPositions();
+    const f = this.freqs[this.i]!;
+    const to = skipRiceCodes(this.posData, from, f, riceParameter(this.lengths![this.docs[this.i]!]!, f));
+    this.posBit = to;
+    this.posIdx = this.i + 1;
     this.lastPositions = null;
+    out.data = this.posData;
+    out.from = from;
+    out.to = to;
+    return true;
   }
 
   /**
-   * Decodes the positions of the docs up to the current one, whose positions go to `out` from `at`
-   * (decoded again when they were already: the bit stream is read forward only).
+   * Moves past the positions of the block's docs before the current one, without decoding them; returns
+   * the bit where the current doc's start, which is kept (its positions may be asked for again).
    */
-  private decodePositions(out: Int32Array, at: number): void {
+  private skipToCurrentPositions(): number {
     if (this.posIdx === this.i + 1) {
       this.posBit = this.keptBit;
       this.posIdx = this.i;
     }
+    if (this.freqBitPos >= 0) this.loadFreqs();
+    const { freqs, docs } = this;
+    const lengths = this.lengths!;
     const b = this.posData!;
     let bp = this.posBit;
-    if (this.freqBitPos >= 0) this.loadFreqs();
-    const freqs = this.freqs;
-    const docs = this.docs;
-    const lengths = this.lengths!;
-    // decode (and drop) the positions of the docs between the last decoded one and the current one
-    for (let j = this.posIdx; j <= this.i; j++) {
-      const f = freqs[j]!;
-      const k = riceParameter(lengths[docs[j]!]!, f);
-      const keep = j === this.i;
-      if (keep) this.keptBit = bp;
-      let last = -1;
-      for (let n = 0; n < f; n++) {
-        // peek 32 bits at bp (bytes past the end read as 0)
-        let at8 = bp >>> 3;
-        let w = ((b[at8]! << 24) | (b[at8 + 1]! << 16) | (b[at8 + 2]! << 8) | b[at8 + 3]!) << (bp & 7);
-        const q = Math.clz32(~w);
-        let v: number;
-        if (q < RICE_ESCAPE) {
-          bp += q + 1;
-          if (k > 0) {
-            at8 = bp >>> 3;
-            w = ((b[at8]! << 24) | (b[at8 + 1]! << 16) | (b[at8 + 2]! << 8) | b[at8 + 3]!) << (bp & 7);
-            v = (q << k) | (w >>> (32 - k));
-            bp += k;
-          } else v = q;
-        } else {
-          bp += RICE_ESCAPE;
-          const bits = readBits(b, bp, 5);
-          bp += 5;
-          if (bits > 16) {
-            v = readBits(b, bp, bits - 16) * 65536 + readBits(b, bp + bits - 16, 16);
-          } else v = readBits(b, bp, bits);
-          bp += bits;
-        }
-        last += v + 1;
-        if (keep) out[at + n] = last;
+    for (let j = this.posIdx; j < this.i; j++) bp = skipRiceCodes(b, bp, freqs[j]!, riceParameter(lengths[docs[j]!]!, freqs[j]!));
+    this.keptBit = bp;
+    return bp;
+  }
+
+  /** Decodes the current doc's positions into `out` from `at` (decoded again when they were already: the bit stream is read forward only). */
+  private decodePositions(out: Int32Array, at: number): void {
+    const b = this.posData!;
+    let bp = this.skipToCurrentPositions();
+    const f = this.freqs[this.i]!;
+    const k = riceParameter(this.lengths![this.docs[this.i]!]!, f);
+    let last = -1;
+    for (let n = 0; n < f; n++) {
+      // peek 32 bits at bp (bytes past the end read as 0)
+      let at8 = bp >>> 3;
+      let w = ((b[at8]! << 24) | (b[at8 + 1]! << 16) | (b[at8 + 2]! << 8) | b[at8 + 3]!) << (bp & 7);
+      const q = Math.clz32(~w);
+      let v: number;
+      if (q < RICE_ESCAPE) {
+        bp += q + 1;
+        if (k > 0) {
+          at8 = bp >>> 3;
+          w = ((b[at8]! << 24) | (b[at8 + 1]! << 16) | (b[at8 + 2]! << 8) | b[at8 + 3]!) << (bp & 7);
+          v = (q << k) | (w >>> (32 - k));
+          bp += k;
+        } else v = q;
+      } else {
+        bp += RICE_ESCAPE;
+        const bits = readBits(b, bp, 5);
+        bp += 5;
+        if (bits > 16) {
+          v = readBits(b, bp, bits - 16) * 65536 + readBits(b, bp + bits - 16, 16);
+        } else v = readBits(b, bp, bits);
+        bp += bits;
       }
+      last += v + 1;
+      out[at + n] = last;
     }
     this.posBit = bp;
     this.posIdx = this.i + 1;

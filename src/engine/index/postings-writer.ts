@@ -4,7 +4,7 @@
  * block.
  */
 import { ByteWriter } from './bytes.js';
-import { RICE_ESCAPE, riceParameter } from './postings-format.js';
+import { RICE_ESCAPE, readBits, riceParameter, type CodedPositions } from './postings-format.js';
 import type { ByteSink } from './segment-file.js';
 import { stepClock, type Steps } from './steps.js';
 import { BLOCK_SIZE, hasPositions } from './types.js';
@@ -69,6 +69,35 @@ class BitWriter {
         this.write(v & 0xffff, 16);
       } else this.write(v, b);
     }
+  }
+
+  /** Appends bits `[from, to)` of `src`: the pending byte completed, then whole bytes, then the rest. */
+  copy(src: Uint8Array, from: number, to: number): void {
+    const out = this.out;
+    out.reserve(((to - from) >>> 3) + 8);
+    let p = from;
+    if (this.n > 0) {
+      const m = Math.min(8 - this.n, to - p);
+      this.write(readBits(src, p, m), m);
+      p += m;
+    }
+    const bytes = (to - p) >>> 3;
+    if (bytes > 0) {
+      // the pending byte is empty here: whole bytes of the source, shifted by its bit offset
+      const buf = out.buf;
+      let len = out.length;
+      let i = p >>> 3;
+      const s = p & 7;
+      if (s === 0) {
+        buf.set(src.subarray(i, i + bytes), len);
+        len += bytes;
+      } else {
+        for (const end = len + bytes; len < end; i++) buf[len++] = (src[i]! << s) | (src[i + 1]! >>> (8 - s));
+      }
+      out.length = len;
+      p += bytes * 8;
+    }
+    if (p < to) this.write(readBits(src, p, to - p), to - p);
   }
 
   /** Pads the last byte with zeros. */
@@ -167,11 +196,10 @@ export class TermPostingsWriter {
 
   /** Adds the term's next document (ascending), with its positions `positions[from, from + freq)` (ascending; ignored without positions). */
   add(doc: number, freq: number, positions: ArrayLike<number>, from: number): void {
-    const len = this.lengths[doc]!;
     if (this.withPositions) {
       const bits = this.bits;
       bits.reserve(freq);
-      const k = riceParameter(len, freq);
+      const k = riceParameter(this.lengths[doc]!, freq);
       let last = -1;
       for (let j = from, end = from + freq; j < end; j++) {
         const pos = positions[j]!;
@@ -179,6 +207,20 @@ export class TermPostingsWriter {
         last = pos;
       }
     }
+    this.addDoc(doc, freq);
+  }
+
+  /**
+   * Adds the term's next document with its positions as another segment coded them (`CodedPositions`:
+   * the same length and freq, so the same codes), copied rather than decoded and coded again.
+   */
+  addCoded(doc: number, freq: number, positions: CodedPositions): void {
+    if (this.withPositions) this.bits.copy(positions.data, positions.from, positions.to);
+    this.addDoc(doc, freq);
+  }
+
+  private addDoc(doc: number, freq: number): void {
+    const len = this.lengths[doc]!;
     if (freq > this.blockMaxFreq) this.blockMaxFreq = freq;
     if (len < this.blockMinLength) this.blockMinLength = len;
     this.docs[this.n] = doc;

@@ -1,8 +1,8 @@
 /**
  * The postings cursor contract of types.ts over multi-block lists: `nextDoc`/`advance` land where a
  * plain sorted array says, `shallowAdvance` reports the block's last doc without moving the cursor, and
- * block/term impact summaries bound every doc's freq and length, positions read alone or appended to a
- * buffer (as a merge copies them) are the document's, and `nextPostings` copies the rest of the current
+ * block/term impact summaries bound every doc's freq and length, positions read alone or as the bits a
+ * merge copies are the document's, and `nextPostings` copies the rest of the current
  * block below its bound and moves past it. Checked with random operation
  * sequences against the array the segment was built from.
  */
@@ -10,7 +10,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { BLOCK_SIZE, Index, NO_MORE_DOCS, postingsBuffer, type SegmentReader } from '../../../src/engine/index/index.js';
-import { IntBuffer } from '../../../src/engine/index/bytes.js';
+import { ByteWriter } from '../../../src/engine/index/bytes.js';
+import { TermPostingsWriter } from '../../../src/engine/index/postings-writer.js';
+import type { CodedPositions } from '../../../src/engine/index/postings-format.js';
 import { BlockPostingsCursor } from '../../../src/engine/index/postings-reader.js';
 import { tempDir } from './fixtures.js';
 
@@ -47,6 +49,7 @@ test('cursor operations agree with a sorted-array reference across blocks', asyn
   await w.commit();
   const [seg] = index.snapshot().segments as SegmentReader[];
   assert.ok(seg && seg.maxDoc === N);
+  const lengths = Uint32Array.from({ length: N }, (_, d) => seg.length(d));
   assert.ok(expect.alpha!.docs.length > 10 * BLOCK_SIZE);
 
   const opArb = fc.array(
@@ -57,7 +60,7 @@ test('cursor operations agree with a sorted-array reference across blocks', asyn
       fc.oneof(fc.integer({ min: 0, max: 600 }), fc.integer({ min: 0, max: 3200 })).map((n) => ({ op: 'shallow' as const, n })),
       fc.constant({ op: 'positions' as const, n: 0 }),
       fc.integer({ min: 0, max: 900 }).map((n) => ({ op: 'bulk' as const, n })),
-      fc.integer({ min: 0, max: 2000 }).map((n) => ({ op: 'append' as const, n })),
+      fc.constant({ op: 'coded' as const, n: 0 }),
     ),
     { maxLength: 80 },
   );
@@ -113,15 +116,21 @@ test('cursor operations agree with a sorted-array reference across blocks', asyn
           assert.deepEqual([...out.freqs.subarray(0, got)], e.freqs.slice(from, j));
           if (got > 0) i = j;
           assert.equal(c.doc(), cur === -1 ? -1 : i < e.docs.length ? e.docs[i] : NO_MORE_DOCS);
-        } else if (op === 'append') {
+        } else if (op === 'coded') {
           if (cur === -1 || cur === NO_MORE_DOCS) continue;
-          // after n values already held, as a merge's buffer does; positions() still answers after it
-          const out = new IntBuffer();
-          for (let k = 0; k < n; k++) out.push(-k - 1);
-          (c as BlockPostingsCursor).appendPositions(out);
-          assert.deepEqual([...out.view().subarray(n)], e.positions[i]);
-          assert.deepEqual([...out.view().subarray(0, n)], Array.from({ length: n }, (_, k) => -k - 1));
-          assert.deepEqual([...c.positions()], e.positions[i], 'positions() after appendPositions on one doc');
+          // the bits a merge copies are the coding of the doc's positions; positions() still answers after
+          const range: CodedPositions = { data: new Uint8Array(0), from: 0, to: 0 };
+          assert.ok((c as BlockPostingsCursor).codedPositions(range));
+          const written = (add: (w: TermPostingsWriter) => void) => {
+            const pos = new ByteWriter();
+            const w = new TermPostingsWriter(lengths, new ByteWriter(), pos);
+            w.begin('alpha');
+            add(w);
+            w.finish();
+            return [...pos.view()];
+          };
+          assert.deepEqual(written((w) => w.addCoded(cur, e.freqs[i]!, range)), written((w) => w.add(cur, e.freqs[i]!, e.positions[i]!, 0)));
+          assert.deepEqual([...c.positions()], e.positions[i], 'positions() after codedPositions on one doc');
         } else if (cur !== -1 && cur !== NO_MORE_DOCS) {
           assert.equal(c.freq(), e.freqs[i]);
           assert.deepEqual([...c.positions()], e.positions[i]);

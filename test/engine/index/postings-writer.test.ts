@@ -2,7 +2,8 @@
  * The postings writer takes a term a document at a time and holds its compressed blocks, not its
  * postings: positions leave for their file between blocks. What it writes reads back through the
  * cursor as the documents, freqs and positions given, for terms of one doc, of a partial block, of
- * exactly full blocks and of many blocks, with and without positions.
+ * exactly full blocks and of many blocks, with and without positions; positions copied as another
+ * segment coded them write the same bytes.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,6 +11,7 @@ import { ByteWriter } from '../../../src/engine/index/bytes.js';
 import { TermPostingsWriter } from '../../../src/engine/index/postings-writer.js';
 import { BlockPostingsCursor } from '../../../src/engine/index/postings-reader.js';
 import { BLOCK_SIZE, NO_MORE_DOCS } from '../../../src/engine/index/types.js';
+import { riceParameter, type CodedPositions } from '../../../src/engine/index/postings-format.js';
 
 test('a term written a document at a time reads back whole; its positions drain between blocks', () => {
   let seed = 11;
@@ -74,4 +76,61 @@ test('a term none of whose documents was added writes nothing', () => {
   writer.begin('next');
   writer.add(2, 1, [3], 0);
   assert.deepEqual(writer.finish(), { docFreq: 1, maxFreq: 1, minLength: 5 });
+});
+
+test('positions copied as coded (a merge) write what coding them writes, escaped gaps included', () => {
+  let seed = 5;
+  // the generator's high bits: its low ones repeat with short periods
+  const rand = (n: number) => Math.floor(((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 4294967296) * n);
+  const maxDoc = 3000;
+  const lengths = Uint32Array.from({ length: maxDoc }, () => 1 + rand(rand(8) === 0 ? 200_000 : 3000));
+  const docs = Array.from({ length: maxDoc }, (_, d) => d).filter(() => rand(3) > 0);
+  // clustered positions with an occasional far one: gaps whose Rice quotient escapes, some wider than 16 bits
+  const positions = docs.map((d) => {
+    const set = new Set<number>();
+    const f = 1 + rand(rand(4) === 0 ? 400 : 6);
+    const span = lengths[d]! + 16;
+    while (set.size < Math.min(f, span)) set.add(rand(10) === 0 ? rand(span) : rand(Math.min(span, 40)));
+    return [...set].sort((a, b) => a - b);
+  });
+  const write = (add: (w: TermPostingsWriter, i: number) => void) => {
+    const out = new ByteWriter();
+    const posOut = new ByteWriter();
+    const w = new TermPostingsWriter(lengths, out, posOut);
+    w.begin('word');
+    docs.forEach((_, i) => add(w, i));
+    const summary = w.finish();
+    return { out: out.view().slice(), pos: posOut.view().slice(), summary };
+  };
+  const coded = write((w, i) => w.add(docs[i]!, positions[i]!.length, positions[i]!, 0));
+  const escapes = docs.some((d, i) => positions[i]!.some((p, j) => p - (j > 0 ? positions[i]![j - 1]! : -1) - 1 >= 16 << riceParameter(lengths[d]!, positions[i]!.length)));
+  assert.ok(escapes, 'the positions hold escaped gaps');
+  const c = new BlockPostingsCursor(coded.out, 0, docs.length, coded.summary.maxFreq, coded.summary.minLength, coded.pos, 0, lengths);
+  const range: CodedPositions = { data: new Uint8Array(0), from: 0, to: 0 };
+  const copied = write((w, i) => {
+    assert.equal(c.nextDoc(), docs[i]);
+    assert.ok(c.codedPositions(range));
+    w.addCoded(docs[i]!, c.freq(), range);
+  });
+  assert.deepEqual(copied, coded);
+
+  // a cursor that skipped documents (whose positions were never read) finds the next one's bits
+  const skipping = new BlockPostingsCursor(coded.out, 0, docs.length, coded.summary.maxFreq, coded.summary.minLength, coded.pos, 0, lengths);
+  for (let i = 0; i < docs.length; i += 1 + rand(300)) {
+    assert.equal(skipping.advance(docs[i]!), docs[i]);
+    if (rand(2) === 0) assert.deepEqual([...skipping.positions()], positions[i]);
+    assert.ok(skipping.codedPositions(range));
+    const one = new ByteWriter();
+    const w = new TermPostingsWriter(lengths, new ByteWriter(), one);
+    w.begin('word');
+    w.addCoded(docs[i]!, positions[i]!.length, range);
+    w.finish();
+    const alone = new ByteWriter();
+    const v = new TermPostingsWriter(lengths, new ByteWriter(), alone);
+    v.begin('word');
+    v.add(docs[i]!, positions[i]!.length, positions[i]!, 0);
+    v.finish();
+    assert.deepEqual(one.view(), alone.view(), `doc ${docs[i]}`);
+    assert.deepEqual([...skipping.positions()], positions[i], 'positions() after codedPositions');
+  }
 });
