@@ -117,15 +117,31 @@ function dictionariesBefore(sources: readonly MergeSource[], elsewhere: boolean)
   sources.forEach((s, k) => {
     if (s.core.postingsAndPositionsBytes > sources[largest]!.core.postingsAndPositionsBytes) largest = k;
   });
-  const whole = sources[largest]!.core.termsOnce();
-  const split = splitTerm(whole);
-  return { dicts: sources.map((s, k) => (k === largest ? whole : s.core.termsOnce(split === undefined ? undefined : { to: split }))), split };
+  // the largest source's whole dictionary only to find the split: decoded again up to it, it holds half as much through the merge
+  const split = splitTerm(sources[largest]!.core.termsOnce());
+  return { dicts: sources.map((s) => s.core.termsOnce(split === undefined ? undefined : { to: split })), split };
 }
 
-/** The merged segment's doc ids of each source's documents (−1: deleted), in source order, and how many there are. */
-function renumber(sources: readonly MergeSource[]): { docMaps: Int32Array[]; live: number } {
+/**
+ * A source's documents' ids in the merged segment: without deletes, its first document's id (the others
+ * follow it), so that a merge of millions of documents holds no array per document for them; else the id
+ * of each (−1: deleted).
+ */
+type DocMap = number | Int32Array;
+
+/** Document `d`'s id in the merged segment, or −1. */
+function mapped(map: DocMap, d: number): number {
+  return typeof map === 'number' ? map + d : map[d]!;
+}
+
+/** The merged segment's doc ids of each source's documents, in source order, and how many there are. */
+function renumber(sources: readonly MergeSource[]): { docMaps: DocMap[]; live: number } {
   let live = 0;
-  const docMaps = sources.map(({ core, deleted }) => {
+  const docMaps = sources.map(({ core, deleted }): DocMap => {
+    if (deleted === null) {
+      live += core.maxDoc;
+      return live - core.maxDoc;
+    }
     const map = new Int32Array(core.maxDoc).fill(-1);
     for (let d = 0; d < core.maxDoc; d++) if (!isDeleted(deleted, d)) map[d] = live++;
     return map;
@@ -134,11 +150,12 @@ function renumber(sources: readonly MergeSource[]): { docMaps: Int32Array[]; liv
 }
 
 /** The merged segment's document lengths. */
-function mergedLengths(sources: readonly MergeSource[], docMaps: readonly Int32Array[], live: number): Uint32Array {
+function mergedLengths(sources: readonly MergeSource[], docMaps: readonly DocMap[], live: number): Uint32Array {
   const lengths = new Uint32Array(live);
   sources.forEach(({ core }, k) => {
     const map = docMaps[k]!;
-    for (let d = 0; d < core.maxDoc; d++) if (map[d]! >= 0) lengths[map[d]!] = core.lengths[d]!;
+    if (typeof map === 'number') lengths.set(core.lengths, map);
+    else for (let d = 0; d < core.maxDoc; d++) if (map[d]! >= 0) lengths[map[d]!] = core.lengths[d]!;
   });
   return lengths;
 }
@@ -150,7 +167,7 @@ const NO_POSITIONS = new Int32Array(0);
  * new ids, then yielded (TermsWriter's producer). Common-word pairs are left out unless every source has them.
  * A document's positions are copied as coded (`CodedPositions`).
  */
-function* mergedTerms(sources: readonly MergeSource[], docMaps: readonly Int32Array[], ranges: readonly TermRange[], w: TermPostingsWriter): Generator<string> {
+function* mergedTerms(sources: readonly MergeSource[], docMaps: readonly DocMap[], ranges: readonly TermRange[], w: TermPostingsWriter): Generator<string> {
   const commonGrams = sources.every((s) => s.core.commonGrams);
   /** The current document's positions (a term without any, `site:` and `gram:` terms, adds none). */
   const coded: CodedPositions = { data: new Uint8Array(0), from: 0, to: 0 };
@@ -164,7 +181,7 @@ function* mergedTerms(sources: readonly MergeSource[], docMaps: readonly Int32Ar
       const map = docMaps[k]!;
       const c = (cursors[k] = sources[k]!.core.cursor(from[i + 1]!, true, true, ranges[k]!.dict, cursors[k]));
       for (let d = c.nextDoc(); d !== NO_MORE_DOCS; d = c.nextDoc()) {
-        const nd = map[d]!;
+        const nd = mapped(map, d);
         if (nd < 0) continue;
         if (c.codedPositions(coded)) w.addCoded(nd, c.freq(), coded);
         else w.add(nd, c.freq(), NO_POSITIONS, 0);
@@ -198,7 +215,8 @@ export function* mergeIndex(sources: readonly MergeSource[], idx: SegmentFile, e
   const cids = new BigUint64Array(live);
   sources.forEach(({ core }, k) => {
     const map = docMaps[k]!;
-    for (let d = 0; d < core.maxDoc; d++) if (map[d]! >= 0) cids[map[d]!] = core.cids[d]!;
+    if (typeof map === 'number') cids.set(core.cids, map);
+    else for (let d = 0; d < core.maxDoc; d++) if (map[d]! >= 0) cids[map[d]!] = core.cids[d]!;
   });
 
   const heads = new HeadsWriter();
@@ -209,7 +227,8 @@ export function* mergeIndex(sources: readonly MergeSource[], idx: SegmentFile, e
 
   const { dicts, split } = dictionariesBefore(sources, elsewhere !== undefined);
   const rest = split === undefined ? undefined : elsewhere!(split);
-  const ranges = termRanges(dicts, { to: split });
+  // let go of once the terms are written: what comes after (the part, the heads, the surface forms) need not share memory with them
+  let ranges: TermRange[] | undefined = termRanges(dicts, { to: split });
   let termCount = 0;
   for (const r of ranges) termCount = Math.max(termCount, r.to - r.from);
 
@@ -226,7 +245,11 @@ export function* mergeIndex(sources: readonly MergeSource[], idx: SegmentFile, e
   yield* encodeIdx({
     commonGrams: sources.every((s) => s.core.commonGrams),
     heads, lengths, cids, termCount,
-    terms: (w) => mergedTerms(sources, docMaps, ranges, w),
+    terms: (w) => {
+      const r = ranges!;
+      ranges = undefined;
+      return mergedTerms(sources, docMaps, r, w);
+    },
     surfaces: surfaces(),
     rest,
   }, idx);

@@ -97,6 +97,7 @@ interface LazyParts {
   termCount: number;
   heads: [number, number];
   headsBytes: number;
+  cids: [number, number];
   /** The postings and positions sections' sizes, which the term metadata must add up to. */
   postingsBytes: number;
   positionsBytes: number;
@@ -109,7 +110,7 @@ export class SegmentCore {
   readonly maxDoc: number;
   readonly lengths: Uint32Array;
   private short: Uint16Array | undefined;
-  readonly cids: BigUint64Array;
+  #cids: BigUint64Array | undefined;
   /** Surface forms and their dfs, decoded when read (suggestions and spelling build their own
    *  dictionary from them once per snapshot). */
   readonly surfaces: SurfaceSource;
@@ -184,8 +185,8 @@ export class SegmentCore {
       this.maxDoc = meta.maxDoc;
       this.commonGrams = meta.commonGrams === true;
       this.lengths = new Uint32Array(aligned(sec('lengths')));
-      this.cids = new BigUint64Array(aligned(sec('cids')));
-      if (this.lengths.length !== this.maxDoc || this.cids.length !== this.maxDoc) throw new InternalError(`Segment ${name}: per-document arrays disagree with maxDoc.`);
+      const cids = range('cids');
+      if (this.lengths.length !== this.maxDoc || cids[1] !== 8 * this.maxDoc) throw new InternalError(`Segment ${name}: per-document arrays disagree with maxDoc.`);
       const [postingsAt, postingsBytes] = range('postings');
       const [positionsAt, positionsBytes] = range('positions');
       this.postingsAt = postingsAt;
@@ -193,7 +194,7 @@ export class SegmentCore {
       const dict = range('dict');
       this.lazy = {
         dict, dictBytes: meta.dict.bytes, termText: dictRange('termText'), termMeta: dictRange('termMeta'), termCount: meta.terms,
-        heads: range('heads'), headsBytes: meta.heads.bytes, postingsBytes, positionsBytes,
+        heads: range('heads'), headsBytes: meta.heads.bytes, cids, postingsBytes, positionsBytes,
       };
       // Through the core: a reader of the forms keeps the core, and so its descriptor, alive.
       this.surfaces = new SurfaceSource(() => this.readIdx(dict[0], dict[1]), meta.dict.bytes, dictRange('surfText'), dictRange('surfMeta'), meta.surfaces, name);
@@ -301,6 +302,19 @@ export class SegmentCore {
       cache.set(key, bytes);
     }
     return bytes;
+  }
+
+  /**
+   * Every doc's cid, read on first use: a merge's part thread opens its sources for their postings
+   * alone, and at 5M documents their cids would be 40 MB of its memory.
+   */
+  get cids(): BigUint64Array {
+    if (this.#cids === undefined) {
+      const [at, bytes] = this.lazy.cids;
+      const u = this.readIdx(at, bytes);
+      this.#cids = new BigUint64Array(u.buffer.slice(u.byteOffset, u.byteOffset + u.byteLength));
+    }
+    return this.#cids;
   }
 
   /** `length` bytes at `offset` of the `.idx`. */
