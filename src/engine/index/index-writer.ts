@@ -42,6 +42,15 @@ function toDocument(doc: unknown): IndexedDocument {
   return out;
 }
 
+/**
+ * The most documents a merge splits its terms across two threads for. The part thread opens the sources
+ * again and holds their dictionaries for its range, its own lengths and heap: ~120 MB more at the peak of
+ * a 1M-document forced merge, which stays under the adding phase's; the last merge of a 5M-document
+ * bulk load with it peaked at 1.63 GB, over the build's 1.5 GB aim. Larger merges run their terms in one
+ * thread (beside the stored text's).
+ */
+const PART_THREAD_MAX_DOCS = 2_000_000;
+
 /** UTF-16 units of a document's strings. */
 function units(d: IndexedDocument): number {
   return d.title.length + d.text.length + (d.url?.length ?? 0) + (d.host?.length ?? 0);
@@ -438,8 +447,11 @@ export class DiskIndexWriter implements IndexWriter {
     const dir = this.index.dir;
     const stored = new StoredMerge({ dir, file: name + STO_EXT, sources: sources.map((ws) => ({ file: ws.core.name + STO_EXT, deleted: ws.deleted })), store: this.storeOptions() });
     let postings: PostingsMerge | undefined;
-    // the second half of the terms in a thread of its own too, when there is one to run
-    const elsewhere = ThreadJob.available(POSTINGS_MERGE_THREAD) ? (from: string) => {
+    // the second half of the terms in a thread of its own too, when there is one to run and the merge is
+    // not so large that the thread's memory (its own view of the sources and their dictionaries) would
+    // set the build's peak: at 5M documents the last merge with it peaked at 1.63 GB
+    const docs = sources.reduce((n, ws) => n + ws.core.maxDoc, 0);
+    const elsewhere = ThreadJob.available(POSTINGS_MERGE_THREAD) && docs <= PART_THREAD_MAX_DOCS ? (from: string) => {
       postings = new PostingsMerge({ dir, part: tempName(join(dir, name + IDX_EXT)), sources: sources.map((ws) => ({ name: ws.core.name, deleted: ws.deleted })), from });
       const p = postings;
       return () => p.part();
