@@ -76,7 +76,7 @@ class BitWriter {
     const out = this.out;
     out.reserve(((to - from) >>> 3) + 8);
     let p = from;
-    if (this.n > 0) {
+    if (this.n > 0 && p < to) {
       const m = Math.min(8 - this.n, to - p);
       this.write(readBits(src, p, m), m);
       p += m;
