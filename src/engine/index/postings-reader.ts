@@ -433,9 +433,7 @@ export class BlockPostingsCursor implements PostingsCursor {
         bp += RICE_ESCAPE;
         const bits = readBits(b, bp, 5);
         bp += 5;
-        if (bits > 16) {
-          v = readBits(b, bp, bits - 16) * 65536 + readBits(b, bp + bits - 16, 16);
-        } else v = readBits(b, bp, bits);
+        v = bits > 16 ? wideValue(b, bp, bits) : readBits(b, bp, bits);
         bp += bits;
       }
       last += v + 1;
