@@ -18,7 +18,8 @@
  * tsx ran as fast as that).
  *
  * The index is one the scale bench kept (`npm run bench:corpus -- <corpus.jsonl> --keep <dir>`: its
- * `quarry/` directory).
+ * `quarry/` directory). For a change of the index format, `--index-b <dir>` gives version B its own
+ * index of the same documents, built by that version (version A may not read it).
  */
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -41,18 +42,19 @@ function median(xs: number[]): number {
 }
 
 const args = process.argv.slice(2);
-const flag = (name: string, fallback: number): number => {
+const option = (name: string): string | undefined => {
   const i = args.indexOf(`--${name}`);
-  return i < 0 ? fallback : Number(args[i + 1]);
+  return i < 0 ? undefined : args[i + 1];
 };
+const flag = (name: string, fallback: number): number => Number(option(name) ?? fallback);
 const [dir, corpus, checkoutA, checkoutB] = args.filter((a, i) => !a.startsWith('--') && !args[i - 1]?.startsWith('--'));
 if (!dir || !corpus || !checkoutA || !checkoutB) {
-  console.error('usage: node --import tsx bench/query-ab.ts <index dir> <corpus.jsonl> <checkout A> <checkout B> [--passes N] [--queries N]');
+  console.error('usage: node --import tsx bench/query-ab.ts <index dir> <corpus.jsonl> <checkout A> <checkout B> [--index-b <dir>] [--passes N] [--queries N]');
   process.exit(2);
 }
 const passes = flag('passes', 3);
 const queries = (await makeQueries({ path: corpus }, flag('queries', 1000))).filter((q) => q.kind === '1–3 words' || q.kind === 'titles');
-const engines = [await open(checkoutA, dir), await open(checkoutB, dir)] as const;
+const engines = [await open(checkoutA, dir), await open(checkoutB, option('index-b') ?? dir)] as const;
 for (const q of queries) for (const e of engines) e.search(q.q); // caches fill, code is compiled
 const ms = engines.map(() => queries.map(() => [] as number[]));
 for (let p = 0; p < passes; p++) {
