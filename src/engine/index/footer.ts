@@ -8,7 +8,14 @@ import { crc32 } from 'node:zlib';
 import { InternalError } from '../../kernel/errors.js';
 
 export const FOOTER_BYTES = 12;
-export const FORMAT_VERSION = 1;
+/**
+ * The version files are written with. 2: a full postings block may patch exceptions (its heads' high
+ * bits, always 0 in version 1, count them), so version 1 files read as they are, and a version 1 build
+ * refuses version 2 files rather than misread them.
+ */
+export const FORMAT_VERSION = 2;
+/** The oldest version this build reads. */
+export const OLDEST_FORMAT_VERSION = 1;
 
 /** File kinds, as four ASCII bytes read little-endian. */
 export const MAGIC = {
@@ -40,7 +47,7 @@ export function readFooter(footer: Uint8Array, magic: number, file: string): num
   const m = b.readUInt32LE(0);
   if (m !== magic >>> 0) throw new InternalError(`Index file ${file} has magic ${m.toString(16)}, expected ${(magic >>> 0).toString(16)}.`);
   const v = b.readUInt32LE(4);
-  if (v !== FORMAT_VERSION) throw new InternalError(`Index file ${file} has format version ${v}; this build reads ${FORMAT_VERSION}.`);
+  if (v < OLDEST_FORMAT_VERSION || v > FORMAT_VERSION) throw new InternalError(`Index file ${file} has format version ${v}; this build reads ${OLDEST_FORMAT_VERSION} to ${FORMAT_VERSION}.`);
   return b.readUInt32LE(8);
 }
 

@@ -5,7 +5,8 @@
  *
  *   skip table, one entry per block:  lastDocDelta · docBytes · posBytes · maxFreq · minLength
  *                                     (absent when the term has a single block: most terms)
- *   block data, concatenated:         a full block (128 docs) bit-packed (postings-writer.ts packFullBlock);
+ *   block data, concatenated:         a full block (128 docs) bit-packed, a patched frame of reference
+ *                                     (postings-writer.ts packFullBlock);
  *                                     a partial one per doc: (docDelta << 1 | freq == 1) [· freq when > 1]
  *
  * and in the positions stream, per block a bit stream (MSB first, padded to a byte at the block's end)

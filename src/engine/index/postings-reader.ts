@@ -31,11 +31,12 @@ function blockBuffer(n: number): Int32Array {
 
 /**
  * The doc ids of a full block (postings-writer.ts `packFullBlock`) at byte `p`, from its gaps; returns
- * the bit where its freqs start. Freqs are unpacked separately (`unpackFreqs`), only when a caller asks
- * for one: counting and skipping read docs alone.
+ * the byte where its freqs' run starts. Freqs are unpacked separately (`unpackFreqs`), only when a caller
+ * asks for one: counting and skipping read docs alone.
  */
 function unpackGaps(b: Uint8Array, p: number, prev: number, docs: Int32Array): number {
-  const gapBits = b[p]!;
+  const head = b[p]!;
+  const gapBits = head & 31;
   const at = p + 2;
   if (gapBits === 0) {
     for (let i = 0; i < BLOCK_SIZE; i++) docs[i] = ++prev;
@@ -44,18 +45,34 @@ function unpackGaps(b: Uint8Array, p: number, prev: number, docs: Int32Array): n
   } else {
     for (let i = 0, bp = at * 8; i < BLOCK_SIZE; i++, bp += gapBits) docs[i] = prev += wideValue(b, bp, gapBits) + 1;
   }
-  return at * 8 + BLOCK_SIZE * gapBits;
+  let e = at + 16 * gapBits;
+  const exceptions = head >>> 5;
+  if (exceptions === 0) return e;
+  // an exception's high bits widen one gap, so they move its doc and every doc after it: one pass from
+  // the first exception on, adding what the exceptions so far add (they are in index order)
+  const end = e + 2 * exceptions;
+  let add = 0;
+  for (let i = b[e]!; e < end; ) {
+    add += b[e + 1]! << gapBits;
+    e += 2;
+    const next = e < end ? b[e]! : BLOCK_SIZE;
+    for (; i < next; i++) docs[i] += add;
+  }
+  return end;
 }
 
-/** The 128 freqs of a full block, `freqBits` each from bit `bp` (a byte boundary: 128 values fill whole bytes). */
-function unpackFreqs(b: Uint8Array, bp: number, freqBits: number, freqs: Int32Array): void {
+/** The 128 freqs of a full block whose freqs' run, headed by `head`, starts at byte `p`. */
+function unpackFreqs(b: Uint8Array, p: number, head: number, freqs: Int32Array): void {
+  const freqBits = head & 31;
   if (freqBits === 0) {
     freqs.fill(1);
   } else if (freqBits <= MAX_UNPACK_WIDTH) {
-    UNPACK_FREQS[freqBits]!(b, bp >>> 3, freqs);
+    UNPACK_FREQS[freqBits]!(b, p, freqs);
   } else {
-    for (let i = 0; i < BLOCK_SIZE; i++, bp += freqBits) freqs[i] = wideValue(b, bp, freqBits) + 1;
+    for (let i = 0, bp = p * 8; i < BLOCK_SIZE; i++, bp += freqBits) freqs[i] = wideValue(b, bp, freqBits) + 1;
   }
+  let e = p + 16 * freqBits;
+  for (const end = e + 2 * (head >>> 5); e < end; e += 2) freqs[b[e]!]! += b[e + 1]! << freqBits;
 }
 
 /** A value of `bits` (17–32) bits at bit `bp`, MSB first. */
@@ -141,9 +158,10 @@ export class BlockPostingsCursor implements PostingsCursor {
   private docs: Int32Array;
   private freqs: Int32Array;
   private count = 0;
-  /** Bit where the current full block's freqs start while they are not unpacked yet, else −1. */
-  private freqBitPos = -1;
-  private freqBits = 0;
+  /** Byte where the current full block's freqs' run starts while they are not unpacked yet, else −1. */
+  private freqsAt = -1;
+  /** That run's head: width and exceptions. */
+  private freqHead = 0;
   private i = -1;
   private cur = -1;
   private shallow = 0;
@@ -186,8 +204,8 @@ export class BlockPostingsCursor implements PostingsCursor {
     this.posData = posData;
     this.block = -1;
     this.count = 0;
-    this.freqBitPos = -1;
-    this.freqBits = 0;
+    this.freqsAt = -1;
+    this.freqHead = 0;
     this.i = -1;
     this.cur = -1;
     this.shallow = 0;
@@ -236,14 +254,14 @@ export class BlockPostingsCursor implements PostingsCursor {
   }
 
   freq(): number {
-    if (this.freqBitPos >= 0) this.loadFreqs();
+    if (this.freqsAt >= 0) this.loadFreqs();
     return this.freqs[this.i]!;
   }
 
   /** Unpacks the current full block's freqs, deferred by `decodeBlock`. */
   private loadFreqs(): void {
-    unpackFreqs(this.data, this.freqBitPos, this.freqBits, this.freqs);
-    this.freqBitPos = -1;
+    unpackFreqs(this.data, this.freqsAt, this.freqHead, this.freqs);
+    this.freqsAt = -1;
   }
 
   private decodeBlock(k: number): void {
@@ -254,10 +272,10 @@ export class BlockPostingsCursor implements PostingsCursor {
     const count = n;
     const docs = this.docs;
     const freqs = this.freqs;
-    this.freqBitPos = -1;
+    this.freqsAt = -1;
     if (n === BLOCK_SIZE) {
-      this.freqBits = b[p + 1]!;
-      this.freqBitPos = unpackGaps(b, p, prev, docs);
+      this.freqHead = b[p + 1]!;
+      this.freqsAt = unpackGaps(b, p, prev, docs);
       n = 0; // decoded (freqs on demand)
     }
     for (let i = 0; i < n; i++) {
@@ -340,7 +358,7 @@ export class BlockPostingsCursor implements PostingsCursor {
   nextPostings(upTo: number, out: PostingsBuffer): number {
     const cur = this.cur;
     if (cur < 0 || cur >= upTo || cur === NO_MORE_DOCS) return 0; // before the first doc, at upTo, or past the last
-    if (this.freqBitPos >= 0) this.loadFreqs();
+    if (this.freqsAt >= 0) this.loadFreqs();
     const docs = this.docs;
     const freqs = this.freqs;
     const count = this.count;
@@ -398,7 +416,7 @@ export class BlockPostingsCursor implements PostingsCursor {
       this.posBit = this.keptBit;
       this.posIdx = this.i;
     }
-    if (this.freqBitPos >= 0) this.loadFreqs();
+    if (this.freqsAt >= 0) this.loadFreqs();
     const { freqs, docs } = this;
     const lengths = this.lengths!;
     const b = this.posData!;

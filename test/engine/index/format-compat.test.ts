@@ -1,15 +1,17 @@
 /**
  * The checked-in index of format version 1 (fixtures/format-v1, written by compat-fixture.ts) stays
  * readable: it passes the check and reads back its documents, postings, positions, site terms and
- * deletes, and merges into segments of the current kind. A format change that breaks this must bump
- * FORMAT_VERSION and say what happens to old indexes.
+ * deletes, and merges into segments of the current kind, written as the current version. A format change
+ * that breaks this must bump FORMAT_VERSION and say what happens to old indexes. A file of a version past
+ * this build's is refused.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, readFileSync } from 'node:fs';
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { crc32 } from 'node:zlib';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { MAGIC } from '../../../src/engine/index/footer.js';
+import { FOOTER_BYTES, FORMAT_VERSION, MAGIC } from '../../../src/engine/index/footer.js';
 import { checkIndex, Index, NO_MORE_DOCS } from '../../../src/engine/index/index.js';
 import { storeMagic } from '../../../src/engine/index/store.js';
 import { FIXTURE_DOCS } from './compat-fixture.js';
@@ -71,7 +73,28 @@ test('the format-v1 fixture index passes the check and reads back what was writt
     assert.equal(merged.length, 1);
     assert.equal(storeMagic(readFileSync(join(dir, `${merged[0]!.name}.sto`))), MAGIC.wordStored);
     assert.ok(checkIndex(dir).ok);
+    // what is written now carries the current version; the fixture's files carry 1
+    for (const file of [`${merged[0]!.name}.idx`, `${merged[0]!.name}.sto`, 'MANIFEST']) assert.equal(footerVersion(readFileSync(join(dir, file))), FORMAT_VERSION, file);
+    assert.equal(footerVersion(readFileSync(join(FIXTURE, 'MANIFEST'))), 1);
   } finally {
     await index.close();
   }
 });
+
+test('an index of a format version past this build\'s is refused, not misread', async (t) => {
+  const dir = join(tempDir(t), 'index');
+  cpSync(FIXTURE, dir, { recursive: true });
+  const manifest = join(dir, 'MANIFEST');
+  const bytes = Buffer.from(readFileSync(manifest));
+  const at = bytes.length - FOOTER_BYTES;
+  bytes.writeUInt32LE(FORMAT_VERSION + 1, at + 4);
+  bytes.writeUInt32LE(crc32(bytes.subarray(0, at + 8)) >>> 0, at + 8); // a sound file, of a newer version
+  writeFileSync(manifest, bytes);
+  await assert.rejects(Index.open(dir), new RegExp(`format version ${FORMAT_VERSION + 1}; this build reads 1 to ${FORMAT_VERSION}`));
+  assert.equal(checkIndex(dir).ok, false);
+});
+
+/** The format version in a file's footer. */
+function footerVersion(file: Buffer): number {
+  return file.readUInt32LE(file.length - FOOTER_BYTES + 4);
+}

@@ -3,7 +3,8 @@
  * postings: positions leave for their file between blocks. What it writes reads back through the
  * cursor as the documents, freqs and positions given, for terms of one doc, of a partial block, of
  * exactly full blocks and of many blocks, with and without positions; positions copied as another
- * segment coded them write the same bytes.
+ * segment coded them write the same bytes. A full block's few outlying gaps and freqs are patched
+ * exceptions, not a wider run.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -62,6 +63,73 @@ test('a term written a document at a time reads back whole; its positions drain 
       assert.equal(maxFreq, Math.max(...positions.map((p) => p.length)));
       assert.equal(minLength, Math.min(...docs.map((d) => lengths[d]!)));
     }
+  }
+});
+
+test('a full block packs its few outlying gaps and freqs as exceptions and reads them back', () => {
+  // One block of a term without positions, written from gaps and freqs; its bytes and what reads back.
+  const write = (gaps: number[], freqs: number[]) => {
+    const docs: number[] = [];
+    gaps.reduce((prev, g) => (docs.push(prev + g + 1), prev + g + 1), -1);
+    const lengths = new Uint32Array(docs.at(-1)! + 1).fill(7);
+    const out = new ByteWriter();
+    const writer = new TermPostingsWriter(lengths, out, new ByteWriter());
+    writer.begin('gram:of the');
+    docs.forEach((d, i) => writer.add(d, freqs[i]!, [], 0));
+    const { maxFreq, minLength } = writer.finish();
+    const c = new BlockPostingsCursor(out.view(), 0, docs.length, maxFreq, minLength, null, 0, lengths);
+    const read: number[][] = [];
+    for (let d = c.nextDoc(); d !== NO_MORE_DOCS; d = c.nextDoc()) read.push([d, c.freq()]);
+    assert.deepEqual(read, docs.map((d, i) => [d, freqs[i]]));
+    // advancing into the block after an exception lands on the same docs
+    const a = new BlockPostingsCursor(out.view(), 0, docs.length, maxFreq, minLength, null, 0, lengths);
+    assert.equal(a.advance(docs[100]!), docs[100]);
+    assert.equal(a.freq(), freqs[100]);
+    return out.length;
+  };
+  const small = (i: number) => (i * 7) % 4; // 2 bits
+  const ones = new Array<number>(BLOCK_SIZE).fill(1);
+  const base = 2 + 16 * 2; // the heads and 128 gaps of 2 bits; freqs of 1 take no bits
+
+  assert.equal(write(Array.from({ length: BLOCK_SIZE }, (_, i) => small(i)), ones), base, 'no exception');
+  const oneFar = Array.from({ length: BLOCK_SIZE }, (_, i) => (i === 40 ? 1000 : small(i)));
+  assert.equal(write(oneFar, ones), base + 2, 'one gap of 10 bits: 8 high bits patched');
+  const tooFar = Array.from({ length: BLOCK_SIZE }, (_, i) => (i === 40 ? 5000 : small(i)));
+  assert.equal(write(tooFar, ones), 2 + 16 * 5 + 2, 'a gap of 13 bits: the width grows until 8 high bits hold the rest');
+  const sevenFar = Array.from({ length: BLOCK_SIZE }, (_, i) => (i % 18 === 5 ? 300 : small(i)));
+  assert.equal(write(sevenFar, ones), base + 7 * 2, 'seven exceptions');
+  const eightFar = Array.from({ length: BLOCK_SIZE }, (_, i) => (i % 16 === 5 ? 300 : small(i)));
+  assert.equal(write(eightFar, ones), 2 + 16 * 9, 'eight outliers: the run is as wide as its widest value');
+
+  // values of 3 bits, seven of 4: patching saves 2 bytes, which a run of freqs takes and one of gaps
+  // does not (a patched gap costs a pass over the block's docs as it is read)
+  const nearly = Array.from({ length: BLOCK_SIZE }, (_, i) => (i % 18 === 5 ? 15 : i % 8));
+  assert.equal(write(nearly, ones), 2 + 16 * 4, 'gaps that would save 2 bytes: plain');
+  assert.equal(write(Array.from({ length: BLOCK_SIZE }, (_, i) => small(i)), nearly.map((v) => v + 1)), base + 16 * 3 + 7 * 2, 'freqs that save 2 bytes: patched');
+
+  const gaps = Array.from({ length: BLOCK_SIZE }, (_, i) => small(i));
+  const sevenFreqs = ones.map((f, i) => (i % 19 === 3 ? 256 : f));
+  assert.equal(write(gaps, sevenFreqs), base + 7 * 2, 'freqs of 1 with seven of 256: no width, seven patches');
+  const lastFreq = ones.map((f, i) => (i === BLOCK_SIZE - 1 ? 3 : f));
+  assert.equal(write(gaps, lastFreq), base + 2, 'the last value patched');
+  const firstBoth = Array.from({ length: BLOCK_SIZE }, (_, i) => (i === 0 ? 255 : small(i)));
+  assert.equal(write(firstBoth, ones.map((f, i) => (i === 0 ? 90 : f))), base + 4, 'the first gap and freq patched');
+
+  // blocks of every mix read back, each no larger than a plain frame of reference would be
+  let seed = 5;
+  const rand = (n: number) => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) % n);
+  for (let round = 0; round < 300; round++) {
+    const outliers = rand(12);
+    const width = rand(10);
+    const g = Array.from({ length: BLOCK_SIZE }, () => rand(1 << width));
+    const f = Array.from({ length: BLOCK_SIZE }, () => 1 + rand(rand(4) === 0 ? 40 : 2));
+    for (let k = 0; k < outliers; k++) {
+      g[rand(BLOCK_SIZE)] = rand(1 << (width + rand(10)));
+      f[rand(BLOCK_SIZE)] = 1 + rand(1 << rand(20));
+    }
+    const bits = (v: number) => 32 - Math.clz32(v);
+    const plain = 2 + 16 * bits(Math.max(...g)) + 16 * bits(Math.max(...f) - 1);
+    assert.ok(write(g, f) <= plain, `round ${round}`);
   }
 });
 
