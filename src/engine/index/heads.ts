@@ -41,14 +41,19 @@ export class HeadsWriter {
   addEncoded(record: Uint8Array): void {
     this.raw.bytes(record);
   }
-  get rawBytes(): number {
-    return this.raw.length;
-  }
-  finish(): Buffer {
-    return brotliCompressSync(this.raw.view(), {
+  /** The records as the `.idx` stores them; the writer is not used after. */
+  finish(): CompressedHeads {
+    const bytes = brotliCompressSync(this.raw.view(), {
       params: { [zc.BROTLI_PARAM_QUALITY]: 5, [zc.BROTLI_PARAM_LGWIN]: 24, [zc.BROTLI_PARAM_MODE]: zc.BROTLI_MODE_TEXT, [zc.BROTLI_PARAM_SIZE_HINT]: this.raw.length },
     });
+    return { bytes, rawBytes: this.raw.length };
   }
+}
+
+/** A segment's heads as stored: one Brotli stream of the records, and its decompressed size. */
+export interface CompressedHeads {
+  bytes: Uint8Array;
+  rawBytes: number;
 }
 
 export class HeadsReader {

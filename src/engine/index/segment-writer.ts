@@ -25,7 +25,7 @@ import { stemSurface, tokenize, type TokenSink } from '../analysis/analyzer.js';
 import { ByteWriter, IntBuffer, utf8Encoder } from './bytes.js';
 import { MAGIC } from './footer.js';
 import { TermsWriter, type TermPostingsWriter } from './postings-writer.js';
-import { HeadsWriter } from './heads.js';
+import { HeadsWriter, type CompressedHeads } from './heads.js';
 import type { DocumentRecord } from '../../kernel/document.js';
 import { stepClock, type Steps } from './steps.js';
 import { encodeStoredTexts, sealedTextsBuffers, StoredTextsBuilder, type SealedTexts, type StoreOptions } from './store.js';
@@ -386,9 +386,13 @@ export function* encodeSegment(s: SealedSegment, store: StoreOptions, files: Seg
   const { forms, formDf } = s;
   const used = orderOfStrings(forms);
   yield* encodeStoredTexts(s.texts, store, files.sto);
+  const surfaces = yield* encodeSurfaces((function* (): Generator<[string, number]> {
+    for (const i of used) yield [forms[i]!, formDf[i]!];
+  })());
   yield* encodeIdx({
     commonGrams: true,
-    heads: new HeadsWriter(s.heads),
+    heads: new HeadsWriter(s.heads).finish(),
+    surfaces,
     lengths: s.lengths,
     cids: s.cids,
     termCount: nTerms,
@@ -408,9 +412,6 @@ export function* encodeSegment(s: SealedSegment, store: StoreOptions, files: Seg
         yield names[t]!;
       }
     },
-    surfaces: (function* (): Generator<[string, number]> {
-      for (const i of used) yield [forms[i]!, formDf[i]!];
-    })(),
   }, files.idx);
 }
 
@@ -418,7 +419,9 @@ export interface IdxInput {
   /** The terms include the common-word pairs of every document (types.ts `gramTerm`). */
   commonGrams: boolean;
   /** Title, url and host of every doc, in doc order. */
-  heads: HeadsWriter;
+  heads: CompressedHeads;
+  /** The surface forms. */
+  surfaces: EncodedSurfaces;
   lengths: ArrayLike<number>;
   cids: readonly bigint[] | BigUint64Array;
   termCount: number;
@@ -427,10 +430,34 @@ export interface IdxInput {
    * order, then yields it; a term none of whose documents was added is left out.
    */
   terms(w: TermPostingsWriter): Iterable<string>;
-  /** Surface forms in ascending order with document frequencies (iterated once, after the terms). */
-  surfaces: Iterable<[form: string, docFreq: number]>;
   /** Terms after those of `terms`, written by another thread: called once those are written. */
   rest?: () => Steps<TermsPart>;
+}
+
+/**
+ * A segment's surface forms as its dictionary holds them: their UTF-8, and per form its length in UTF-16
+ * code units and its document frequency (varints). A merge encodes them before its terms, so that the
+ * sources' forms it reads for them are let go of before the terms' structures are made, not on top of them.
+ */
+export interface EncodedSurfaces {
+  text: ByteWriter;
+  meta: ByteWriter;
+  count: number;
+}
+
+/** Encodes surface forms, given in ascending order with their document frequencies, yielding now and then. */
+export function* encodeSurfaces(forms: Iterable<[form: string, docFreq: number]>): Steps<EncodedSurfaces> {
+  const due = stepClock();
+  const text = new ByteWriter(1 << 16);
+  const meta = new ByteWriter(1 << 16);
+  let count = 0;
+  for (const [form, df] of forms) {
+    text.utf8(form);
+    meta.varint(form.length);
+    meta.varint(df);
+    if ((++count & 1023) === 0 && due()) yield;
+  }
+  return { text, meta, count };
 }
 
 /** Terms written elsewhere (postings-merge.ts) for `encodeIdx` to append to its own. */
@@ -449,7 +476,6 @@ export interface TermsPart {
  * and the heads, whatever the segment's size.
  */
 export function* encodeIdx(input: IdxInput, file: SegmentFile): Steps<void> {
-  const due = stepClock();
   const maxDoc = input.lengths.length;
   const sections: Record<string, [number, number]> = {};
   const begin = () => {
@@ -485,17 +511,11 @@ export function* encodeIdx(input: IdxInput, file: SegmentFile): Steps<void> {
     rest?.copyPositions(file);
     end('positions', positionsStart);
 
-    section('heads', input.heads.finish());
+    section('heads', input.heads.bytes);
 
-    const surfText = new ByteWriter(1 << 16);
-    const surfMeta = new ByteWriter(1 << 16);
-    let surfaces = 0;
-    for (const [form, df] of input.surfaces) {
-      surfText.utf8(form);
-      surfMeta.varint(form.length);
-      surfMeta.varint(df);
-      if ((++surfaces & 1023) === 0 && due()) yield;
-    }
+    const surfaces = input.surfaces;
+    const surfText = surfaces.text;
+    const surfMeta = surfaces.meta;
     // The dictionary (term and surface strings with their metadata) is read whole at open and is
     // highly redundant (sorted strings, small counts): one Brotli stream makes it 2–3× smaller. Quality
     // 2 with a large window: on the Wikipedia extract's merged dictionary (23 MB) it is 1.9 % larger than
@@ -512,7 +532,7 @@ export function* encodeIdx(input: IdxInput, file: SegmentFile): Steps<void> {
     }));
 
     const json = utf8Encoder.encode(JSON.stringify({
-      maxDoc, terms: terms.count + (rest?.terms ?? 0), surfaces, sections, dict: { bytes: dict.length, sections: dictSections },
+      maxDoc, terms: terms.count + (rest?.terms ?? 0), surfaces: surfaces.count, sections, dict: { bytes: dict.length, sections: dictSections },
       heads: { bytes: input.heads.rawBytes }, ...(input.commonGrams ? { commonGrams: true } : {}),
     }));
     file.align(8);
