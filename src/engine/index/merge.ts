@@ -231,7 +231,6 @@ export function* mergeIndex(sources: readonly MergeSource[], idx: SegmentFile, e
     else for (let d = 0; d < core.maxDoc; d++) if (map[d]! >= 0) cids[map[d]!] = core.cids[d]!;
   });
 
-
   const { dicts, split } = dictionariesBefore(sources, elsewhere !== undefined);
   const rest = split === undefined ? undefined : elsewhere!(split);
   // let go of once the terms are written: what comes after (the part, the heads, the surface forms) need not share memory with them

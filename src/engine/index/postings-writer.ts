@@ -20,10 +20,6 @@ class BitWriter {
     this.out.reserve(codes * 7 + 8);
   }
 
-  reserveBytes(n: number): void {
-    this.out.reserve(n);
-  }
-
   /** Writes the low `bits` (≤ 31) bits of `v`. */
   writeWide(v: number, bits: number): void {
     if (bits > 24) {
