@@ -9,9 +9,9 @@ import { InternalError } from '../../kernel/errors.js';
 
 export const FOOTER_BYTES = 12;
 /**
- * The version files are written with. 2: a full postings block may patch exceptions (its heads' high
- * bits, always 0 in version 1, count them), so version 1 files read as they are, and a version 1 build
- * refuses version 2 files rather than misread them.
+ * The version files are written with. 2: a full postings block may patch exceptions (the high bits of
+ * its two head bytes, always 0 in version 1, count them), so version 1 files read as they are, and a
+ * version 1 build refuses version 2 files rather than misread them.
  */
 export const FORMAT_VERSION = 2;
 /** The oldest version this build reads. */
