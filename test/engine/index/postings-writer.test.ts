@@ -89,7 +89,7 @@ test('a full block packs its few outlying gaps and freqs as exceptions and reads
   };
   const small = (i: number) => (i * 7) % 4; // 2 bits
   const ones = new Array<number>(BLOCK_SIZE).fill(1);
-  const base = 2 + 16 * 2; // the heads and 128 gaps of 2 bits; freqs of 1 take no bits
+  const base = 2 + 16 * 2; // the two head bytes and 128 gaps of 2 bits; freqs of 1 take no bits
 
   assert.equal(write(Array.from({ length: BLOCK_SIZE }, (_, i) => small(i)), ones), base, 'no exception');
   const oneFar = Array.from({ length: BLOCK_SIZE }, (_, i) => (i === 40 ? 1000 : small(i)));
