@@ -140,6 +140,35 @@ export function execute(snap: Snapshot, logical: LogicalQuery, k: number): Execu
   return { total, top: collector ? collector.sorted() : [] };
 }
 
+/** Bounds of a query's exact `total` on a snapshot: `low ≤ execute(snap, q, k).total ≤ high`. */
+export interface TotalBounds { low: number; high: number }
+
+/**
+ * Bounds of the query's `total` from document frequencies alone, nothing decoded: what comparing the
+ * total of a did-you-mean correction with the original's needs first (searcher.ts), as a corrected rare
+ * word is most often far more frequent, or still too rare, to change the answer. A document matches every
+ * required node and, without one, an optional node that can match (after the common-terms rule): a term
+ * matches df(t) live documents, a phrase at most the least df of its terms. So a required node bounds the
+ * total from above, and without one the optional nodes' sum does; from below, without required nodes,
+ * filters or exclusions, every document of the most frequent optional term matches.
+ */
+export function totalBounds(snap: Snapshot, logical: LogicalQuery): TotalBounds {
+  if (logical.must.length + logical.should.length === 0 || snap.docCount === 0) return { low: 0, high: 0 };
+  const q = bindCommonTerms(snap, logical);
+  const most = (n: ScoringNode): number => (n.kind === 'term' ? snap.df(n.term) : Math.min(...n.terms.map((t) => snap.df(t))));
+  let high = snap.docCount;
+  for (const n of q.must) high = Math.min(high, most(n));
+  if (q.must.length > 0) return { low: 0, high };
+  let sum = 0;
+  let low = 0;
+  for (const n of q.should) {
+    sum += most(n);
+    if (n.kind === 'term') low = Math.max(low, snap.df(n.term));
+  }
+  const filtered = q.mustNot.length > 0 || q.siteMust.length > 0 || q.siteShould.length > 0 || q.siteMustNot.length > 0;
+  return { low: filtered ? 0 : low, high: Math.min(high, sum) };
+}
+
 /**
  * A score the k-th best hit is known to reach before any document is scored, or -Infinity. In a query
  * with no required clause, no filter and no exclusion, a document with an optional term matches, so the

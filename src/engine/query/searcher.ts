@@ -16,7 +16,7 @@ import { Correction } from '../spell/index.js';
 import { Completion } from '../suggest/index.js';
 import { SurfaceDictionary } from '../surface/index.js';
 import { checkDeadline, withDeadline } from './deadline.js';
-import { execute, type Execution } from './executor.js';
+import { execute, totalBounds, type Execution } from './executor.js';
 import { phrasesOnly, relaxPhrases, requiredPhrases, scoringTerms, toLogical, type LogicalQuery } from './logical.js';
 import { parseQuery, type ParsedQuery, type TermClause } from './parser.js';
 import { Snapshot, type DisjunctionPlan } from './snapshot.js';
@@ -246,13 +246,19 @@ class SnapshotSearcher implements Searcher {
     }
     if (!changed) return undefined;
     const corrected = out + parsed.source.slice(last);
-    let correctedTotal: number;
+    let reparsed: ParsedQuery;
     try {
-      correctedTotal = this.evaluate(parseQuery(corrected), 0).run.total;
+      reparsed = parseQuery(corrected);
     } catch {
       return undefined; // a correction that does not parse (longer than the byte limit) is no suggestion
     }
-    return correctedTotal > total ? corrected : undefined;
+    // document frequencies mostly decide it; a query with a phrase may be relaxed, so is always run
+    if (!reparsed.hasPhrase) {
+      const { low, high } = totalBounds(this.snap, toLogical(reparsed));
+      if (low > total) return corrected;
+      if (high <= total) return undefined;
+    }
+    return this.evaluate(reparsed, 0).run.total > total ? corrected : undefined;
   }
 
   private surfaceDictionary(): SurfaceDictionary {
