@@ -137,9 +137,10 @@ test('a lone phrase skipped by its blocks lands on the first document of the nex
 });
 
 // A rare word beside a common one: the common word only scores (docs/ranking.md), its many short blocks
-// do not end MaxScore's windows, and its bound in a window is the largest of the blocks the window
-// spans. The best documents hold the common word often, deep inside windows the rare word's blocks make.
-test('a score-only term is bounded in a window by every one of its blocks the window spans', async () => {
+// do not end MaxScore's windows, and its bound in a window must hold for every one of its blocks the
+// window spans. The best documents hold the common word often, deep inside windows the rare word's
+// blocks make.
+test('a score-only term\'s bound in a window holds for every one of its blocks the window spans', async () => {
   // each better than the one before, so the threshold is high when the later ones come; all but the
   // first lie past the first block of the common word in their window
   const best = new Map([[5, 8], [1_015, 7], [2_347, 6], [4_444, 5]]);
