@@ -210,6 +210,8 @@ class WindowScorer {
     const n = cursors.length;
     const c = cursors[n - 1]!;
     const w = weights[n - 1]!;
+    // the other terms' bounds, summed: a posting they cannot lift to the threshold needs no call
+    const others = n > 1 ? this.prefix[n - 2]! : 0;
     const { docs, freqs } = WindowScorer.buffer;
     if (c.doc() < windowStart) c.advance(windowStart);
     for (let got = c.nextPostings(windowEnd + 1, WindowScorer.buffer); got > 0; got = c.nextPostings(windowEnd + 1, WindowScorer.buffer)) {
@@ -218,7 +220,9 @@ class WindowScorer {
         if (accept !== undefined && !accept(doc)) continue;
         const tf = freqs[j]!;
         const s = (w * tf) / (tf + norms.at(doc));
-        const raised = this.complete(doc, round ? roundScore(s) : s, n - 1, t);
+        const score = round ? roundScore(s) : s;
+        if (score + others < t) continue;
+        const raised = this.complete(doc, score, n - 1, t);
         if (raised !== t) {
           t = raised;
           if (this.firstEssential(t) === n) return;
@@ -239,6 +243,7 @@ class WindowScorer {
     const { docs, freqs } = WindowScorer.buffer;
     const scores = WindowScorer.scores;
     const marks = WindowScorer.marks;
+    const others = e > 0 ? this.prefix[e - 1]! : 0;
     for (let i = e; i < n; i++) {
       const c = cursors[i]!;
       const w = weights[i]!;
@@ -262,6 +267,7 @@ class WindowScorer {
         word &= word - 1;
         const score = scores[o]!;
         scores[o] = 0;
+        if (score + others < t) continue;
         const doc = start + o;
         if (accept !== undefined && !accept(doc)) continue;
         t = this.complete(doc, score, e, t);
