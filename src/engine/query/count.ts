@@ -6,13 +6,33 @@
  * the union may come as a ready bitset (a common term's, cached by the snapshot): it is ORed word by word.
  * A sparse union is walked instead (`SPARSE_RATIO`); one postings list alone, in a segment without
  * deletes and with nothing filtered, is not walked at all: its length is the count; unfiltered ready
- * bitsets are counted in one pass, and the lists' documents outside them added (`countBesideBitsets`).
+ * bitsets are counted in one pass, and the lists' documents outside them added (`countBesideBitsets`);
+ * unfiltered lists alone are counted as their bits are first set, in a bitset reused from one count to
+ * the next (`fillCounting`): no pass over the words and no allocation, which were half of counting two
+ * lists of ~10k documents among a million (a did-you-mean correction's count, mostly).
  */
 import { NO_MORE_DOCS, type SegmentReader } from '../index/types.js';
 import { matchesAt, UnionIterator, type DocIterator } from './iterators.js';
 
 function fill(bits: Uint32Array, it: DocIterator): void {
   for (let d = it.nextDoc(); d !== NO_MORE_DOCS; d = it.nextDoc()) bits[d >>> 5]! |= 1 << (d & 31);
+}
+
+/** The bitset of `fillCounting`'s counts, zeroed before each; a search is synchronous, so one serves all. */
+let scratch = new Uint32Array(0);
+
+/** Sets the bits of `it`'s documents; returns how many of them were not set before and are live. */
+function fillCounting(bits: Uint32Array, it: DocIterator, live: Uint32Array | undefined): number {
+  let n = 0;
+  for (let d = it.nextDoc(); d !== NO_MORE_DOCS; d = it.nextDoc()) {
+    const i = d >>> 5;
+    const m = 1 << (d & 31);
+    const w = bits[i]!;
+    if ((w & m) !== 0) continue;
+    bits[i] = w | m;
+    if (live === undefined || (live[i]! & m) !== 0) n++;
+  }
+  return n;
 }
 
 function popcount(x: number): number {
@@ -50,6 +70,15 @@ export function countDisjunction(
   let postings = 0;
   for (const u of union) postings += u.bits !== undefined ? Infinity : u.it.cost;
   if (postings * SPARSE_RATIO < words) return countByWalking(union.map((u) => u.it), filters, exclusions, live);
+  if (filters.length === 0 && exclusions.length === 0) {
+    // postings lists alone (ready bitsets were counted above): a document is counted as its bit is first
+    // set, so no pass over the words is needed to count them
+    if (scratch.length < words) scratch = new Uint32Array(words);
+    else scratch.fill(0, 0, words);
+    let n = 0;
+    for (const u of union) n += fillCounting(scratch, u.it, live);
+    return n;
+  }
   const bits = new Uint32Array(words);
   for (const u of union) {
     const set = u.bits;

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { Index, createSearcher, type Searcher } from '../../../src/engine/index.js';
 import type { StoredDocument } from '../../../src/engine/index/types.js';
 import { SPARSE_RATIO } from '../../../src/engine/query/count.js';
+import { TERM_BITS_MIN_RATIO } from '../../../src/engine/query/snapshot.js';
 import { REFERENCE_COMMON_RATIO, referenceSearch } from './reference.js';
 
 test('a sparse union is counted by walking it, with filters, exclusions and deletes', async () => {
@@ -67,6 +68,49 @@ test('a sparse union is counted by walking it, with filters, exclusions and dele
     await writer.commit();
     await writer.close();
     check(docs.filter((_, i) => i < 3 || (i - 3) % 1018 !== 0), 'with deletes');
+  } finally {
+    await index.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a union of lists too dense to walk and too rare for bitsets is counted as their bits are set, with deletes', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'quarry-count-'));
+  const index = await Index.open(dir);
+  try {
+    const N = 12_000;
+    const docs: StoredDocument[] = [];
+    for (let i = 0; i < N; i++) {
+      const words = ['granite'];
+      if (i % 61 === 0) words.push('basalt');
+      if (i % 97 === 1 || (i % 61 === 0 && i % 2 === 0)) words.push('obsidian'); // half the basalt documents too
+      if (i % 101 === 2 || i % 122 === 0) words.push('pumice');
+      const doc: StoredDocument = { cid: BigInt(i + 1), title: '', text: words.join(' ') };
+      if (i % 3 === 0) doc.host = 'one.example';
+      docs.push(doc);
+    }
+    const writer = await index.openWriter();
+    for (const d of docs) writer.upsert(d);
+    await writer.commit();
+    const queries = ['basalt obsidian', 'basalt obsidian pumice', 'obsidian pumice', 'basalt obsidian site:one.example', 'basalt pumice -obsidian'];
+    const df = (w: string) => docs.filter((d) => d.text.split(' ').includes(w)).length;
+    for (const w of ['basalt', 'obsidian', 'pumice']) assert.ok(df(w) <= TERM_BITS_MIN_RATIO * N, `${w}: no bitset of its own`);
+    const check = (live: StoredDocument[], label: string) => {
+      const s = createSearcher([...index.snapshot().segments], (index.searcher() as Searcher).generation);
+      for (const q of queries) {
+        const union = q.split(' ').filter((t) => !t.startsWith('-') && !t.startsWith('site:'));
+        assert.ok(union.reduce((n, w) => n + df(w), 0) * SPARSE_RATIO >= Math.ceil(N / 32), `${q}: a union too dense to walk`);
+        const want = referenceSearch(live, q, REFERENCE_COMMON_RATIO);
+        const got = s.search(q, { pageSize: 5, snippets: false });
+        assert.equal(got.total, want.total, `${label}: total of ${q}`);
+        assert.deepEqual(got.hits.map((h) => [h.cid, h.score]), want.hits.slice(0, 5).map((h) => [h.cid, h.score]), `${label}: hits of ${q}`);
+      }
+    };
+    check(docs, 'all live');
+    for (let i = 0; i < N; i += 122) writer.delete(docs[i]!.cid); // basalt, obsidian and pumice documents alike
+    await writer.commit();
+    await writer.close();
+    check(docs.filter((_, i) => i % 122 !== 0), 'with deletes');
   } finally {
     await index.close();
     rmSync(dir, { recursive: true, force: true });
