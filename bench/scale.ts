@@ -22,7 +22,8 @@
  * installed: Lucene (`--peers lucene`, Debian's liblucene8-java) and Xapian (`--peers xapian`, python3-xapian),
  * fed the same stream on their standard input and the same queries, 300-word ones included
  * (bench/peers/external.ts); each query kind is timed with the peer's own estimated total and with an
- * exact one.
+ * exact one. `--keep <dir>` keeps the indexes and the queries (`queries.json`) in `dir`, for
+ * bench/per-query.ts (the same queries, query by query) and bench/query-ab.ts.
  */
 import { spawnSync } from 'node:child_process';
 import { closeSync, fsyncSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
@@ -390,6 +391,8 @@ export async function runScale(argv: string[]): Promise<void> {
   const source = await materialize(asked, corpusFile);
   if (source !== asked) console.error(`scale: the documents written to ${corpusFile} in ${fmt((performance.now() - m0) / 1000, 1)} s (untimed; every engine reads them from there)`);
   const queries = await makeQueries(source, Number(arg('queries') ?? 1000));
+  // a kept run keeps its queries too: bench/per-query.ts times them again on the kept indexes
+  if (arg('keep') !== undefined) writeFileSync(join(work, 'queries.json'), JSON.stringify(queries));
   console.log(`# bench:corpus (scale): ${path ?? `synthetic ${synthetic}`}${docs !== undefined && path ? `, ${docs} docs` : ''}; ${queries.length} queries; ${cadence}; node ${process.version}, ${cpus()[0]?.model ?? '?'} × ${cpus().length}, ${Math.round(totalmem() / 2 ** 30)} GiB`);
   try {
     const builds: BuildReport[] = [];
