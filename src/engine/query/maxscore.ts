@@ -243,6 +243,7 @@ class WindowScorer {
     const { docs, freqs } = WindowScorer.buffer;
     const scores = WindowScorer.scores;
     const marks = WindowScorer.marks;
+    // the non-essential terms' bounds, summed: a marked document they cannot lift needs no call
     const others = e > 0 ? this.prefix[e - 1]! : 0;
     for (let i = e; i < n; i++) {
       const c = cursors[i]!;
