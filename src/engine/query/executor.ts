@@ -295,12 +295,14 @@ function executeSegment(
 ): number {
   const opened = open(seg, q, weight);
   if (!opened) return 0;
+  // every scorer one shape, its bounds undefined when none are given: the scoring loops see one hidden
+  // class whatever the query (optional fields added by spreading made several, and deoptimized them)
   const scorersOf = (clauses: OpenClause[]): TermScorer[] =>
-    clauses.map((c) => ({ cursor: c.terms[0]!.cursor, weight: weight.weights[c.terms[0]!.id]! }));
+    clauses.map((c) => ({ cursor: c.terms[0]!.cursor, weight: weight.weights[c.terms[0]!.id]!, bounds: undefined }));
   // pruning reads block bounds; the exact ones of frequent terms prune where the index's own cannot.
   // Score-only terms never propose a candidate, so their bounds are used when kept but not computed.
   const boundedScorersOf = (clauses: OpenClause[], compute: boolean): TermScorer[] =>
-    scorersOf(clauses).map((s, i) => ({ ...s, bounds: snap.blockBounds(seg, clauses[i]!.terms[0]!.term, compute) }));
+    clauses.map((c) => ({ cursor: c.terms[0]!.cursor, weight: weight.weights[c.terms[0]!.id]!, bounds: snap.blockBounds(seg, c.terms[0]!.term, compute) }));
   const siteCost = opened.siteFilters.reduce((m, f) => Math.min(m, f.cost), Infinity);
   const termsOnly = q.must.every((n) => n.kind === 'term') && q.should.every((n) => n.kind === 'term');
   const dense = (cost: number) => cost >= seg.maxDoc * ACCUMULATE_DENSITY;
