@@ -295,8 +295,8 @@ function executeSegment(
 ): number {
   const opened = open(seg, q, weight);
   if (!opened) return 0;
-  // every scorer one shape, its bounds undefined when none are given: the scoring loops see one hidden
-  // class whatever the query (optional fields added by spreading made several, and deoptimized them)
+  // every scorer one literal shape, its bounds undefined when none are given (not spread from another
+  // with them added): the scoring loops' property loads see one hidden class
   const scorersOf = (clauses: OpenClause[]): TermScorer[] =>
     clauses.map((c) => ({ cursor: c.terms[0]!.cursor, weight: weight.weights[c.terms[0]!.id]!, bounds: undefined }));
   // pruning reads block bounds; the exact ones of frequent terms prune where the index's own cannot.
