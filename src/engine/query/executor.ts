@@ -297,12 +297,13 @@ function executeSegment(
   if (!opened) return 0;
   // every scorer one literal shape, its bounds undefined when none are given (not spread from another
   // with them added): the scoring loops' property loads see one hidden class
-  const scorersOf = (clauses: OpenClause[]): TermScorer[] =>
-    clauses.map((c) => ({ cursor: c.terms[0]!.cursor, weight: weight.weights[c.terms[0]!.id]!, bounds: undefined }));
+  const scorerOf = (c: OpenClause, bounds: BlockBounds | undefined): TermScorer =>
+    ({ cursor: c.terms[0]!.cursor, weight: weight.weights[c.terms[0]!.id]!, bounds });
+  const scorersOf = (clauses: OpenClause[]): TermScorer[] => clauses.map((c) => scorerOf(c, undefined));
   // pruning reads block bounds; the exact ones of frequent terms prune where the index's own cannot.
   // Score-only terms never propose a candidate, so their bounds are used when kept but not computed.
   const boundedScorersOf = (clauses: OpenClause[], compute: boolean): TermScorer[] =>
-    clauses.map((c) => ({ cursor: c.terms[0]!.cursor, weight: weight.weights[c.terms[0]!.id]!, bounds: snap.blockBounds(seg, c.terms[0]!.term, compute) }));
+    clauses.map((c) => scorerOf(c, snap.blockBounds(seg, c.terms[0]!.term, compute)));
   const siteCost = opened.siteFilters.reduce((m, f) => Math.min(m, f.cost), Infinity);
   const termsOnly = q.must.every((n) => n.kind === 'term') && q.should.every((n) => n.kind === 'term');
   const dense = (cost: number) => cost >= seg.maxDoc * ACCUMULATE_DENSITY;
