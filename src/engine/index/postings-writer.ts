@@ -218,6 +218,14 @@ export class TermPostingsWriter {
   private blockMinLength = 0xffffffff;
   private termMaxFreq = 0;
   private termMinLength = 0xffffffff;
+  /**
+   * Positions copied as coded and not yet written: bits `[pendingFrom, pendingTo)` of `pendingData`. A
+   * merge copies a source's documents one after another, whose codes lie end to end within a block of
+   * the source, so they are written in one copy per run instead of one per document.
+   */
+  private pendingData: Uint8Array | null = null;
+  private pendingFrom = 0;
+  private pendingTo = 0;
 
   /**
    * `lengths`: every document's length (the Rice parameters and the block bounds read them); `out`
@@ -236,6 +244,7 @@ export class TermPostingsWriter {
   /** Starts `term` (whose positions are kept unless it is a `site:` or `gram:` term, types.ts `hasPositions`). */
   begin(term: string): void {
     this.withPositions = hasPositions(term);
+    this.pendingData = null;
     this.n = 0;
     this.docFreq = 0;
     this.prevLast = -1;
@@ -249,6 +258,7 @@ export class TermPostingsWriter {
   /** Adds the term's next document (ascending), with its positions `positions[from, from + freq)` (ascending; ignored without positions). */
   add(doc: number, freq: number, positions: ArrayLike<number>, from: number): void {
     if (this.withPositions) {
+      this.writePending();
       const bits = this.bits;
       bits.reserve(freq);
       const k = riceParameter(this.lengths[doc]!, freq);
@@ -264,11 +274,28 @@ export class TermPostingsWriter {
 
   /**
    * Adds the term's next document with its positions as another segment coded them (`CodedPositions`:
-   * the same length and freq, so the same codes), copied rather than decoded and coded again.
+   * the same length and freq, so the same codes), copied rather than decoded and coded again: when they
+   * follow the last document's in the same data, the two are copied together, at the block's end or
+   * when a document's codes lie elsewhere.
    */
   addCoded(doc: number, freq: number, positions: CodedPositions): void {
-    if (this.withPositions) this.bits.copy(positions.data, positions.from, positions.to);
+    if (this.withPositions) {
+      if (positions.data === this.pendingData && positions.from === this.pendingTo) this.pendingTo = positions.to;
+      else {
+        this.writePending();
+        this.pendingData = positions.data;
+        this.pendingFrom = positions.from;
+        this.pendingTo = positions.to;
+      }
+    }
     this.addDoc(doc, freq);
+  }
+
+  /** Writes the positions copied and not yet written. */
+  private writePending(): void {
+    if (this.pendingData === null) return;
+    this.bits.copy(this.pendingData, this.pendingFrom, this.pendingTo);
+    this.pendingData = null;
   }
 
   private addDoc(doc: number, freq: number): void {
@@ -316,6 +343,7 @@ export class TermPostingsWriter {
         }
       }
     }
+    this.writePending();
     this.bits.flush();
     const last = docs[n - 1]!;
     this.skip.push(last - this.prevLast, blocks.length - docStart, this.posOut.length - this.posStart, this.blockMaxFreq, this.blockMinLength);

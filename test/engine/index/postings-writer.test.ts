@@ -182,6 +182,27 @@ test('positions copied as coded (a merge) write what coding them writes, escaped
   });
   assert.deepEqual(copied, coded);
 
+  // one term of two sources, as a merge reads it: the second's blocks start mid-block of the term written,
+  // so the copied runs of codes are cut where the written blocks end, not only where a source's do
+  const h = 301;
+  const source = (from: number, to: number) => {
+    const out = new ByteWriter();
+    const posOut = new ByteWriter();
+    const w = new TermPostingsWriter(lengths, out, posOut);
+    w.begin('word');
+    for (let i = from; i < to; i++) w.add(docs[i]!, positions[i]!.length, positions[i]!, 0);
+    const s = w.finish();
+    return new BlockPostingsCursor(out.view().slice(), 0, to - from, s.maxFreq, s.minLength, posOut.view().slice(), 0, lengths);
+  };
+  const sources = [source(0, h), source(h, docs.length)];
+  const merged = write((w, i) => {
+    const s = sources[i < h ? 0 : 1]!;
+    assert.equal(s.nextDoc(), docs[i]);
+    assert.ok(s.codedPositions(range));
+    w.addCoded(docs[i]!, s.freq(), range);
+  });
+  assert.deepEqual(merged, coded);
+
   // a cursor that skipped documents (whose positions were never read) finds the next one's bits
   const skipping = new BlockPostingsCursor(coded.out, 0, docs.length, coded.summary.maxFreq, coded.summary.minLength, coded.pos, 0, lengths);
   for (let i = 0; i < docs.length; i += 1 + rand(300)) {
