@@ -473,13 +473,16 @@ export class DiskIndexWriter implements IndexWriter {
   }
 
   /**
-   * The smallest segments merged, at most `maxMergeAtOnce` at a time, until at most `maxSegments` remain;
-   * then every segment with deletes rewritten.
+   * The smallest segments merged, at most `maxMergeAtOnce` at a time (the last merge more when their
+   * dictionaries take at most `maxMergeDictionaryBytes`: merge-policy.ts), until at most `maxSegments`
+   * remain; then every segment with deletes rewritten.
    */
   private async forceMergeLocked(maxSegments: number): Promise<void> {
     this.dropEmptyLocked();
     for (;;) {
-      const group = nextForcedMerge(this.working.map((ws) => this.entry(ws)), maxSegments, this.index.options.maxMergeAtOnce);
+      const { maxMergeAtOnce, maxMergeDictionaryBytes } = this.index.options;
+      const segments = this.working.map((ws) => ({ ...this.entry(ws), dictionaryBytes: ws.core.dictionaryBytes }));
+      const group = nextForcedMerge(segments, maxSegments, { maxSources: maxMergeAtOnce, maxDictionaryBytes: maxMergeDictionaryBytes });
       if (group === undefined) break;
       await this.mergeGroupLocked(group);
     }

@@ -65,18 +65,43 @@ export function findMerges(segments: readonly ManifestSegment[], o: MergePolicyO
   return out;
 }
 
+/** A segment as a forced merge plans it: its manifest entry and the bytes a merge holds of it while it runs. */
+export interface ForcedMergeSegment extends ManifestSegment {
+  /** Its term and surface dictionary, decompressed (SegmentCore.dictionaryBytes). */
+  dictionaryBytes: number;
+}
+
+export interface ForcedMergeLimits {
+  /** Segments a merge reads at once (≥ 2). */
+  maxSources: number;
+  /** The last merge reads every segment left, up to `LAST_MERGE_FAN_IN` times `maxSources`, when their dictionaries take at most this. */
+  maxDictionaryBytes: number;
+}
+
+/**
+ * How many times `maxSources` the last merge of a forced merge may read when their dictionaries allow it:
+ * a merge walks the union of its sources' terms, looking at each source's next term for every one.
+ */
+const LAST_MERGE_FAN_IN = 4;
+
 /**
  * The next group a forced merge down to `maxSegments` merges, or undefined when no more than that many
  * are left. A merge holds every source's term dictionary while it runs, so it reads at most `maxSources`
  * segments at once: more are merged in rounds of `maxSources`, the smallest first, and the round before
- * the last only as large as it must be for the last to take `maxSources` (the fewest documents written twice).
+ * the last only as large as it must be for the last to take `maxSources` (the fewest documents written
+ * twice). The last merge may read more when their dictionaries are small enough together
+ * (`maxDictionaryBytes`): then no document is written twice.
  */
-export function nextForcedMerge(segments: readonly ManifestSegment[], maxSegments: number, maxSources: number): string[] | undefined {
+export function nextForcedMerge(segments: readonly ForcedMergeSegment[], maxSegments: number, limits: ForcedMergeLimits): string[] | undefined {
   const n = segments.length;
   if (n <= maxSegments) return undefined;
-  const fanIn = Math.max(2, maxSources);
+  const fanIn = Math.max(2, limits.maxSources);
+  const smallestFirst = [...segments].sort((a, b) => liveBytes(a) - liveBytes(b));
   const last = n - maxSegments + 1; // sources of a merge that leaves maxSegments
-  const size = last <= fanIn ? last : Math.min(fanIn, n - fanIn - maxSegments + 2);
-  return [...segments].sort((a, b) => liveBytes(a) - liveBytes(b)).slice(0, size).map((s) => s.name);
+  let dictionaries = 0;
+  for (let i = 0; i < last; i++) dictionaries += smallestFirst[i]!.dictionaryBytes;
+  const atOnce = last <= fanIn || (last <= LAST_MERGE_FAN_IN * fanIn && dictionaries <= limits.maxDictionaryBytes);
+  const size = atOnce ? last : Math.min(fanIn, n - fanIn - maxSegments + 2);
+  return smallestFirst.slice(0, size).map((s) => s.name);
 }
 

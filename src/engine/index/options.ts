@@ -11,6 +11,7 @@ export interface ResolvedIndexOptions {
   mergeFloorBytes: number;
   maxMergedBytes: number;
   maxMergeAtOnce: number;
+  maxMergeDictionaryBytes: number;
   threadBytes: number;
   buildThreads: number;
   storedBlockBytes: number;
@@ -26,6 +27,7 @@ export function resolveIndexOptions(o: IndexOptions = {}): ResolvedIndexOptions 
     mergeFloorBytes: o.mergeFloorBytes ?? 2 * 1024 * 1024,
     maxMergedBytes: o.maxMergedBytes ?? 512 * 1024 * 1024,
     maxMergeAtOnce: o.maxMergeAtOnce ?? 32,
+    maxMergeDictionaryBytes: o.maxMergeDictionaryBytes ?? 384 * 1024 * 1024,
     threadBytes: o.threadBytes ?? 16 * 1024 * 1024,
     buildThreads: o.buildThreads ?? (availableParallelism() > 1 ? 1 : 0),
     storedBlockBytes: o.storedBlockBytes ?? 16 * 1024,
@@ -42,6 +44,7 @@ export function resolveIndexOptions(o: IndexOptions = {}): ResolvedIndexOptions 
   positive('mergeFloorBytes', 1);
   positive('maxMergedBytes', 0);
   positive('maxMergeAtOnce', 2);
+  positive('maxMergeDictionaryBytes', 0);
   positive('threadBytes', 0);
   positive('buildThreads', 0, 64);
   positive('storedBlockBytes', 1);

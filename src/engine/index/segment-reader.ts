@@ -232,6 +232,11 @@ export class SegmentCore {
     return this.termDictionary ?? this.decodeTerms(false, keys);
   }
 
+  /** Bytes of the term and surface dictionary decompressed: what a merge holds of the segment while it runs. */
+  get dictionaryBytes(): number {
+    return this.lazy.dictBytes;
+  }
+
   /** Bytes of the postings and positions sections: what merging the segment's terms reads. */
   get postingsAndPositionsBytes(): number {
     return this.lazy.postingsBytes + this.lazy.positionsBytes;

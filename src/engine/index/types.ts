@@ -184,6 +184,12 @@ export interface IndexOptions {
    *  A merge holds each source's term dictionary, so this bounds its memory whatever the corpus's size.
    *  Default 32; must be ≥ 2. The merge policy's merges take `mergeFactor` segments. */
   maxMergeAtOnce?: number;
+  /** A forced merge's last merge reads every segment left at once, up to four times `maxMergeAtOnce`, when
+   *  their term and surface dictionaries together take at most this many bytes (decompressed): the segments
+   *  a bulk load flushes are then written once, not merged in a round first. Default 384 MiB (a million
+   *  Wikipedia articles flush 55 segments whose dictionaries take 322 MiB); 0 = rounds of `maxMergeAtOnce`
+   *  only. */
+  maxMergeDictionaryBytes?: number;
   /** Work from which a thread of its own takes part of a segment's writing: a flush of at least this many
    *  buffered bytes from `upsert` is encoded in a thread while documents go on being added to a new buffer
    *  (two buffers' memory), a commit whose buffer has held this many bytes is a bulk load that build threads

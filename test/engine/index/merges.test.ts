@@ -101,16 +101,20 @@ test('a tier holding several full groups merges all of them at once, smallest fi
 });
 
 test('a forced merge reads at most maxMergeAtOnce segments at a time, smallest first, writing few documents twice', () => {
-  const seg = (i: number, bytes = 1_000) => ({ name: `s${i}`, bytes, maxDoc: 10, deleted: 0, deletes: null });
-  /** Runs the rounds a forced merge would: the groups' sizes and the bytes written by all of them. */
-  const plan = (sizes: number[], maxSegments: number, fanIn: number) => {
-    let segments = sizes.map((b, i) => seg(i, b));
+  const seg = (i: number, bytes = 1_000, dictionaryBytes = 10) => ({ name: `s${i}`, bytes, maxDoc: 10, deleted: 0, deletes: null, dictionaryBytes });
+  /**
+   * Runs the rounds a forced merge would (a merged segment's dictionary taken as its sources' together, the
+   * most it can be): the groups' sizes and the bytes written by all of them.
+   */
+  const plan = (sizes: number[], maxSegments: number, maxSources: number, { dictionary = 10, maxDictionaryBytes = 0 } = {}) => {
+    let segments = sizes.map((b, i) => seg(i, b, dictionary));
     const groups: number[] = [];
     let written = 0;
-    for (let group; (group = nextForcedMerge(segments, maxSegments, fanIn)) !== undefined;) {
+    for (let group; (group = nextForcedMerge(segments, maxSegments, { maxSources, maxDictionaryBytes })) !== undefined;) {
       const merged = segments.filter((s) => group.includes(s.name));
       const bytes = merged.reduce((n, s) => n + s.bytes, 0);
-      segments = [...segments.filter((s) => !group.includes(s.name)), seg(1000 + groups.length, bytes)];
+      const dictionaryBytes = merged.reduce((n, s) => n + s.dictionaryBytes, 0);
+      segments = [...segments.filter((s) => !group.includes(s.name)), seg(1000 + groups.length, bytes, dictionaryBytes)];
       groups.push(group.length);
       written += bytes;
     }
@@ -127,7 +131,21 @@ test('a forced merge reads at most maxMergeAtOnce segments at a time, smallest f
   assert.deepEqual(plan(equal(40), 3, 32), { groups: [7, 32], written: 39_000, left: 3 }, 'the first round as large as the last needs');
   assert.deepEqual(plan(equal(9), 1, 2).groups, [2, 2, 2, 2, 2, 2, 2, 2]);
   // the smallest go first, whatever their order
-  assert.deepEqual(nextForcedMerge([seg(0, 500), seg(1, 10), seg(2, 300), seg(3, 20), seg(4, 400)], 1, 3), ['s1', 's3', 's2']);
+  assert.deepEqual(nextForcedMerge([seg(0, 500), seg(1, 10), seg(2, 300), seg(3, 20), seg(4, 400)], 1, { maxSources: 3, maxDictionaryBytes: 0 }), ['s1', 's3', 's2']);
+
+  // the last merge reads more than maxSources when their dictionaries fit the budget: the 55 segments of a
+  // million-article bulk load, written once
+  assert.deepEqual(plan(equal(55), 1, 32, { dictionary: 6, maxDictionaryBytes: 384 }), { groups: [55], written: 55_000, left: 1 });
+  assert.deepEqual(plan(equal(55), 1, 32, { dictionary: 7, maxDictionaryBytes: 384 }).groups, [24, 32], 'over the budget: rounds of maxSources');
+  assert.deepEqual(plan(equal(40), 3, 32, { dictionary: 6, maxDictionaryBytes: 384 }).groups, [38], 'the smallest that leave maxSegments');
+  // never more than four times maxSources, however small the dictionaries: rounds of maxSources until the
+  // rest fit, the merged ones' dictionaries counted
+  const small = plan(equal(200), 1, 32, { dictionary: 1, maxDictionaryBytes: 1_000 });
+  assert.deepEqual(small.groups, [32, 32, 32, 107]);
+  assert.ok(small.groups.every((g) => g <= 128));
+  // the budget counts the segments the last merge reads, the smallest: after one round of 32, the 50 left to merge fit
+  assert.deepEqual(plan(equal(100), 20, 32, { dictionary: 1, maxDictionaryBytes: 81 }).groups, [81]);
+  assert.deepEqual(plan(equal(100), 20, 32, { dictionary: 1, maxDictionaryBytes: 80 }).groups, [32, 50]);
 });
 
 // A searcher's dictionary keeps a segment's surface forms past a merge: taken before the merge (a dictionary
@@ -154,12 +172,18 @@ for (const taken of ['before', 'after'] as const) {
   });
 }
 
-for (const { maxMergeAtOnce, threadBytes } of [{ maxMergeAtOnce: 32 }, { maxMergeAtOnce: 2 }, { maxMergeAtOnce: 32, threadBytes: 0 }]) {
-  const how = `${maxMergeAtOnce} at once${threadBytes === 0 ? ', stored text merged in a thread' : ''}`;
+const forcedMerges: { maxMergeAtOnce: number; maxMergeDictionaryBytes?: number; threadBytes?: number }[] = [
+  { maxMergeAtOnce: 32 },
+  { maxMergeAtOnce: 2, maxMergeDictionaryBytes: 0 }, // in rounds of two
+  { maxMergeAtOnce: 2 }, // the last merge of more, its sources' dictionaries being small
+  { maxMergeAtOnce: 32, threadBytes: 0 },
+];
+for (const { maxMergeAtOnce, maxMergeDictionaryBytes, threadBytes } of forcedMerges) {
+  const how = `${maxMergeAtOnce} at once${maxMergeDictionaryBytes === 0 ? ' whatever the dictionaries' : ''}${threadBytes === 0 ? ', stored text merged in a thread' : ''}`;
   test(`forceMerge leaves at most the segments asked for, none with deletes, and answers as the reference does (${how})`, async (t) => {
     const dir = tempDir(t);
     // a policy that never merges: every commit adds a segment
-    const index = await SearchableIndex.open(dir, { mergeFactor: 100, maxMergedBytes: 1, maxMergeAtOnce, threadBytes, buildThreads: 0 });
+    const index = await SearchableIndex.open(dir, { mergeFactor: 100, maxMergedBytes: 1, maxMergeAtOnce, maxMergeDictionaryBytes, threadBytes, buildThreads: 0 });
     const w = await index.openWriter();
     const words = ['granite', 'basalt', 'quarry', 'chisel', 'marble', 'of', 'the', 'slate'];
     const expected = new Set<bigint>();
