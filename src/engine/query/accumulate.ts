@@ -26,16 +26,10 @@ import type { TopK } from './collector.js';
 import type { DocIterator } from './iterators.js';
 import type { TermScorer } from './maxscore.js';
 import { checkDeadline } from './deadline.js';
+import { popcount } from './bit-count.js';
 
 /** Documents per accumulation window: the score array (8 B/doc) and bitsets stay in L1/L2 cache. */
 export const ACCUMULATE_WINDOW = 4096;
-
-function popcount(x: number): number {
-  x -= (x >>> 1) & 0x55555555;
-  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
-  x = (x + (x >>> 4)) & 0x0f0f0f0f;
-  return Math.imul(x, 0x01010101) >>> 24;
-}
 
 // Scratch arrays reused by every call: a search is synchronous and this function never re-enters, so
 // one set serves all searches without allocating (and collecting) 40 KB per query and segment.

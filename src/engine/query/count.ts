@@ -13,12 +13,16 @@
  */
 import { NO_MORE_DOCS, type SegmentReader } from '../index/types.js';
 import { matchesAt, UnionIterator, type DocIterator } from './iterators.js';
+import { popcount } from './bit-count.js';
 
 function fill(bits: Uint32Array, it: DocIterator): void {
   for (let d = it.nextDoc(); d !== NO_MORE_DOCS; d = it.nextDoc()) bits[d >>> 5]! |= 1 << (d & 31);
 }
 
-/** The bitset of `fillCounting`'s counts, zeroed before each; a search is synchronous, so one serves all. */
+/**
+ * A bitset reused by every count: `fillCounting`'s (zeroed before each) and the sets past the third of
+ * `unionCount`'s union; a search is synchronous, so one serves all.
+ */
 let scratch = new Uint32Array(0);
 
 /** Sets the bits of `it`'s documents; returns how many of them were not set before and are live. */
@@ -35,11 +39,40 @@ function fillCounting(bits: Uint32Array, it: DocIterator, live: Uint32Array | un
   return n;
 }
 
-function popcount(x: number): number {
-  x -= (x >>> 1) & 0x55555555;
-  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
-  x = (x + (x >>> 4)) & 0x0f0f0f0f;
-  return Math.imul(x, 0x01010101) >>> 24;
+/**
+ * Live documents of the union of `sets` (every live when `live` is undefined), in one pass over their
+ * words. One to three sets, the common cases, have loops of their own: a loop over the sets inside the
+ * loop over the words took twice as long (two sets of a million documents' words: 122 µs against 53).
+ * More are ORed from the third on into the scratch set first.
+ */
+function unionCount(sets: readonly Uint32Array[], live: Uint32Array | undefined): number {
+  const a = sets[0]!;
+  const words = a.length;
+  let n = 0;
+  if (sets.length === 1) {
+    if (live === undefined) for (let i = 0; i < words; i++) n += popcount(a[i]!);
+    else for (let i = 0; i < words; i++) n += popcount(a[i]! & live[i]!);
+    return n;
+  }
+  const b = sets[1]!;
+  if (sets.length === 2) {
+    if (live === undefined) for (let i = 0; i < words; i++) n += popcount(a[i]! | b[i]!);
+    else for (let i = 0; i < words; i++) n += popcount((a[i]! | b[i]!) & live[i]!);
+    return n;
+  }
+  let c = sets[2]!;
+  if (sets.length > 3) {
+    if (scratch.length < words) scratch = new Uint32Array(words);
+    c = scratch.subarray(0, words);
+    c.set(sets[2]!);
+    for (let j = 3; j < sets.length; j++) {
+      const s = sets[j]!;
+      for (let i = 0; i < words; i++) c[i]! |= s[i]!;
+    }
+  }
+  if (live === undefined) for (let i = 0; i < words; i++) n += popcount(a[i]! | b[i]! | c[i]!);
+  else for (let i = 0; i < words; i++) n += popcount((a[i]! | b[i]! | c[i]!) & live[i]!);
+  return n;
 }
 
 /**
@@ -111,17 +144,8 @@ export function countDisjunction(
 function countBesideBitsets(ready: UnionMember[], rest: DocIterator[], live: Uint32Array | undefined): number {
   const sets = ready.map((u) => u.bits!);
   const k = sets.length;
-  let n = 0;
   const lone = k === 1 ? ready[0]!.it.list : undefined;
-  if (lone !== undefined && live === undefined) n = lone.docFreq;
-  else {
-    const words = sets[0]!.length;
-    for (let i = 0; i < words; i++) {
-      let w = 0;
-      for (let j = 0; j < k; j++) w |= sets[j]![i]!;
-      n += popcount(live === undefined ? w : w & live[i]!);
-    }
-  }
+  let n = lone !== undefined && live === undefined ? lone.docFreq : unionCount(sets, live);
   if (rest.length === 0) return n;
   const it: DocIterator = rest.length === 1 ? rest[0]! : new UnionIterator(rest);
   next: for (let d = it.nextDoc(); d !== NO_MORE_DOCS; d = it.nextDoc()) {

@@ -71,6 +71,9 @@ test('a sparse union is counted by walking it, with filters, exclusions and dele
     if (i % 3 === 0) words.push('marble');
     if (i % 5 === 0) words.push('slate');
     if (i % 7 === 0) words.push('shale');
+    if (i % 11 === 0) words.push('gneiss');
+    if (i % 13 === 0) words.push('schist');
+    if (i % 17 === 0) words.push('quartz');
     return words;
   }, (i) => (i % 4 === 0 ? undefined : i % 4 === 1 ? 'one.example' : 'two.example'));
   const df = dfIn(docs);
@@ -85,9 +88,13 @@ test('a sparse union is counted by walking it, with filters, exclusions and dele
         assert.ok(unionOf(q).reduce((n, w) => n + df(w), 0) * SPARSE_RATIO < Math.ceil(N / 32), `${q}: a union sparse enough to walk`);
         assertAsReference(s, live, q, label);
       }
-      // words in a fifth and a seventh of the documents have bitsets (snapshot.ts termBits) and are not
-      // common: the union counts its bitsets and adds the rarer words' documents outside them
-      for (const q of ['slate basalt', 'slate basalt pumice', 'obsidian slate', 'slate shale', 'shale basalt slate pumice']) {
+      // words in a fifth to a seventeenth of the documents have bitsets (snapshot.ts termBits) and are not
+      // common: the union counts its bitsets (one to five of them) and adds the rarer words' documents outside them
+      const unions = [
+        'slate basalt', 'slate basalt pumice', 'obsidian slate', 'slate shale', 'shale basalt slate pumice',
+        'slate shale gneiss', 'gneiss schist quartz basalt', 'slate shale gneiss schist', 'quartz schist gneiss shale slate pumice',
+      ];
+      for (const q of unions) {
         for (const plan of ['auto', 'maxscore'] as const) assertAsReference(searcherOf(index, { plan }), live, q, `${label} (${plan})`);
       }
     };
