@@ -25,18 +25,32 @@ function fill(bits: Uint32Array, it: DocIterator): void {
  */
 let scratch = new Uint32Array(0);
 
-/** Sets the bits of `it`'s documents; returns how many of them were not set before and are live. */
-function fillCounting(bits: Uint32Array, it: DocIterator, live: Uint32Array | undefined): number {
+const NO_SETS: readonly Uint32Array[] = [];
+
+/**
+ * Sets the bits of `it`'s documents; returns how many of them were not set before, are live and are in
+ * none of `beside`.
+ */
+function fillCounting(bits: Uint32Array, it: DocIterator, live: Uint32Array | undefined, beside = NO_SETS): number {
   let n = 0;
-  for (let d = it.nextDoc(); d !== NO_MORE_DOCS; d = it.nextDoc()) {
+  next: for (let d = it.nextDoc(); d !== NO_MORE_DOCS; d = it.nextDoc()) {
     const i = d >>> 5;
     const m = 1 << (d & 31);
     const w = bits[i]!;
     if ((w & m) !== 0) continue;
     bits[i] = w | m;
-    if (live === undefined || (live[i]! & m) !== 0) n++;
+    if (live !== undefined && (live[i]! & m) === 0) continue;
+    for (let j = 0; j < beside.length; j++) if ((beside[j]![i]! & m) !== 0) continue next;
+    n++;
   }
   return n;
+}
+
+/** The scratch bitset, zeroed over a segment's `words`. */
+function zeroedScratch(words: number): Uint32Array {
+  if (scratch.length < words) scratch = new Uint32Array(words);
+  else scratch.fill(0, 0, words);
+  return scratch;
 }
 
 /**
@@ -106,10 +120,9 @@ export function countDisjunction(
   if (filters.length === 0 && exclusions.length === 0) {
     // postings lists alone (ready bitsets were counted above): a document is counted as its bit is first
     // set, so no pass over the words is needed to count them
-    if (scratch.length < words) scratch = new Uint32Array(words);
-    else scratch.fill(0, 0, words);
+    const bits = zeroedScratch(words);
     let n = 0;
-    for (const u of union) n += fillCounting(scratch, u.it, live);
+    for (const u of union) n += fillCounting(bits, u.it, live);
     return n;
   }
   const bits = new Uint32Array(words);
@@ -147,6 +160,16 @@ function countBesideBitsets(ready: UnionMember[], rest: DocIterator[], live: Uin
   const lone = k === 1 ? ready[0]!.it.list : undefined;
   let n = lone !== undefined && live === undefined ? lone.docFreq : unionCount(sets, live);
   if (rest.length === 0) return n;
+  const words = sets[0]!.length;
+  let postings = 0;
+  for (const it of rest) postings += it.cost;
+  if (rest.length > 1 && postings * SPARSE_RATIO >= words) {
+    // several lists, long enough to pay for zeroing a bitset: each walked on its own and its documents
+    // told apart from the others' by their bits, not merged in a union's heap (half of a six-word title's count)
+    const bits = zeroedScratch(words);
+    for (const it of rest) n += fillCounting(bits, it, live, sets);
+    return n;
+  }
   const it: DocIterator = rest.length === 1 ? rest[0]! : new UnionIterator(rest);
   next: for (let d = it.nextDoc(); d !== NO_MORE_DOCS; d = it.nextDoc()) {
     const word = d >>> 5;

@@ -74,6 +74,8 @@ test('a sparse union is counted by walking it, with filters, exclusions and dele
     if (i % 11 === 0) words.push('gneiss');
     if (i % 13 === 0) words.push('schist');
     if (i % 17 === 0) words.push('quartz');
+    if (i % 61 === 2) words.push('feldspar');
+    if (i % 73 === 4 || i % 61 === 2 && i % 3 === 0) words.push('mica');
     return words;
   }, (i) => (i % 4 === 0 ? undefined : i % 4 === 1 ? 'one.example' : 'two.example'));
   const df = dfIn(docs);
@@ -94,6 +96,9 @@ test('a sparse union is counted by walking it, with filters, exclusions and dele
         'slate basalt', 'slate basalt pumice', 'obsidian slate', 'slate shale', 'shale basalt slate pumice',
         'slate shale gneiss', 'gneiss schist quartz basalt', 'slate shale gneiss schist', 'quartz schist gneiss shale slate pumice',
       ];
+      // and beside them rarer words too frequent to walk together (each walked on its own, told apart by their bits)
+      assert.ok(df('feldspar') + df('mica') >= Math.ceil(N / 32) / SPARSE_RATIO && Math.max(df('feldspar'), df('mica')) <= TERM_BITS_MIN_RATIO * N);
+      unions.push('slate feldspar mica', 'feldspar slate mica shale basalt', 'gneiss mica feldspar pumice');
       for (const q of unions) {
         for (const plan of ['auto', 'maxscore'] as const) assertAsReference(searcherOf(index, { plan }), live, q, `${label} (${plan})`);
       }
