@@ -46,11 +46,15 @@ function fillCounting(bits: Uint32Array, it: DocIterator, live: Uint32Array | un
   return n;
 }
 
+/** The scratch bitset, at least `words` long, its contents as the last count left them. */
+function scratchOf(words: number): Uint32Array {
+  if (scratch.length < words) scratch = new Uint32Array(words);
+  return scratch;
+}
+
 /** The scratch bitset, zeroed over a segment's `words`. */
 function zeroedScratch(words: number): Uint32Array {
-  if (scratch.length < words) scratch = new Uint32Array(words);
-  else scratch.fill(0, 0, words);
-  return scratch;
+  return scratchOf(words).fill(0, 0, words);
 }
 
 /**
@@ -76,8 +80,7 @@ function unionCount(sets: readonly Uint32Array[], live: Uint32Array | undefined)
   }
   let c = sets[2]!;
   if (sets.length > 3) {
-    if (scratch.length < words) scratch = new Uint32Array(words);
-    c = scratch.subarray(0, words);
+    c = scratchOf(words).subarray(0, words);
     c.set(sets[2]!);
     for (let j = 3; j < sets.length; j++) {
       const s = sets[j]!;
@@ -165,7 +168,7 @@ function countBesideBitsets(ready: UnionMember[], rest: DocIterator[], live: Uin
   for (const it of rest) postings += it.cost;
   if (rest.length > 1 && postings * SPARSE_RATIO >= words) {
     // several lists, long enough to pay for zeroing a bitset: each walked on its own and its documents
-    // told apart from the others' by their bits, not merged in a union's heap (half of a six-word title's count)
+    // told apart from the others' by their bits, not merged in a union's heap (two fifths of a six-word title's count)
     const bits = zeroedScratch(words);
     for (const it of rest) n += fillCounting(bits, it, live, sets);
     return n;
