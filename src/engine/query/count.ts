@@ -60,7 +60,8 @@ function zeroedScratch(words: number): Uint32Array {
 /**
  * Live documents of the union of `sets` (every live when `live` is undefined), in one pass over their
  * words. One to three sets, the common cases, have loops of their own: a loop over the sets inside the
- * loop over the words took twice as long (two sets of a million documents' words: 122 µs against 53).
+ * loop over the words took twice as long (two sets of a million documents' words: 122 µs against 53 with
+ * bit-count.ts's table, 68 without).
  * More are ORed from the third on into the scratch set first.
  */
 function unionCount(sets: readonly Uint32Array[], live: Uint32Array | undefined): number {
