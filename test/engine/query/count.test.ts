@@ -2,8 +2,9 @@
  * The exact `total` of a disjunction on a segment large enough that a union of rare words is counted by
  * walking it rather than through a bitset of the whole segment (count.ts, SPARSE_RATIO): filters,
  * exclusions and deleted documents must count as they do in the bitset pass and in the reference; a
- * frequent words' bitsets beside rare words' lists are counted without a union bitset; and lists too
- * dense to walk, with no bitset of their own, are counted as their bits are first set.
+ * frequent words' bitsets (one to five) beside rarer words' lists are counted without a union bitset,
+ * the lists merged or, when long, each walked on its own; and lists too dense to walk, with no bitset of
+ * their own, are counted as their bits are first set.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
