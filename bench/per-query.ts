@@ -18,16 +18,12 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Index } from '../src/engine/index.js';
 import { EXTERNAL_PEERS, servePeer } from './peers/external.js';
+import { commandLine } from './command-line.js';
 
 interface Query { kind: string; q: string }
 interface Row { q: string; quarry: number; peer: number; peerExact: number; total: number; peerTotal: number }
 
-const args = process.argv.slice(2);
-const option = (name: string): string | undefined => {
-  const i = args.indexOf(`--${name}`);
-  return i < 0 ? undefined : args[i + 1];
-};
-const dir = args.find((a, i) => !a.startsWith('--') && !args[i - 1]?.startsWith('--'));
+const { option, positional: [dir] } = commandLine();
 if (dir === undefined) {
   console.error('usage: node --import tsx bench/per-query.ts <kept scale-run dir> [--peer lucene] [--reps 7] [--kinds titles,1–3 words] [--worst 15]');
   process.exit(2);

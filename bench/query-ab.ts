@@ -25,6 +25,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { percentile } from './measure.js';
 import { makeQueries } from './scale.js';
+import { commandLine } from './command-line.js';
 
 interface Engine {
   search(q: string): void;
@@ -41,13 +42,8 @@ function median(xs: number[]): number {
   return s[s.length >> 1]!;
 }
 
-const args = process.argv.slice(2);
-const option = (name: string): string | undefined => {
-  const i = args.indexOf(`--${name}`);
-  return i < 0 ? undefined : args[i + 1];
-};
+const { option, positional: [dir, corpus, checkoutA, checkoutB] } = commandLine();
 const flag = (name: string, fallback: number): number => Number(option(name) ?? fallback);
-const [dir, corpus, checkoutA, checkoutB] = args.filter((a, i) => !a.startsWith('--') && !args[i - 1]?.startsWith('--'));
 if (!dir || !corpus || !checkoutA || !checkoutB) {
   console.error('usage: node --import tsx bench/query-ab.ts <index dir> <corpus.jsonl> <checkout A> <checkout B> [--index-b <dir>] [--passes N] [--queries N]');
   process.exit(2);
