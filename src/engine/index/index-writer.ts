@@ -150,6 +150,11 @@ interface WorkingSegment {
   /** Deleted docs changed since the deletes file `deletesFile` was written. */
   dirty: boolean;
   deletesFile: string | null;
+  /**
+   * The reader the last commit installed for it; the next commit installs it again while `deleted` is
+   * still its bits (they are copied before a change), so that what queries keep per reader outlives the commit.
+   */
+  view?: SegmentView;
 }
 
 export class DiskIndexWriter implements IndexWriter {
@@ -184,7 +189,7 @@ export class DiskIndexWriter implements IndexWriter {
   constructor(private readonly index: WriterHost, private readonly lock: WriterLock) {
     const { manifest, views } = index.currentLocked();
     this.nextSegment = manifest.nextSegment;
-    this.working = views.map((v, i) => ({ core: v.core, deleted: v.deleted, dirty: false, deletesFile: manifest.segments[i]!.deletes }));
+    this.working = views.map((v, i) => ({ core: v.core, deleted: v.deleted, dirty: false, deletesFile: manifest.segments[i]!.deletes, view: v }));
   }
 
   private assertUsable(): void {
@@ -514,7 +519,7 @@ export class DiskIndexWriter implements IndexWriter {
         docs: segments.reduce((n, s) => n + s.maxDoc - s.deleted, 0),
       };
       writeManifest(this.index.dir, manifest);
-      const views = this.working.map((ws) => new SegmentView(ws.core, ws.deleted));
+      const views = this.working.map((ws) => (ws.view = ws.view?.deleted === ws.deleted ? ws.view : new SegmentView(ws.core, ws.deleted)));
       const info = this.index.installLocked(manifest, views);
       this.index.collectGarbage(manifestFiles(prev));
       this.pending = 0;

@@ -27,4 +27,9 @@ export class Norms {
     const l = this.lengths[doc]!;
     return this.a + this.bn * (l === CLIPPED_LENGTH ? this.seg.length(doc) : l);
   }
+
+  /** norm(length): `at` of a document of that length, the same operations. */
+  ofLength(length: number): number {
+    return this.a + this.bn * length;
+  }
 }

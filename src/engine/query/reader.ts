@@ -1,10 +1,12 @@
 /**
  * The query side's reader of an index directory: the storage `Index` (index/disk-index.ts) plus the
- * searchers of its commits — one cached per generation — and the surface-dictionary carry-over between
- * them, so that a commit costs suggest and did-you-mean an update of the dictionary, not a rebuild. The
+ * searchers of its commits — one cached per generation — and what carries over between them: the surface
+ * dictionary, so that a commit costs suggest and did-you-mean an update of it, not a rebuild, and the
+ * segments' term bitsets and impacts (segment-caches.ts), which a commit leaves as they were. The
  * engine exports this class as `Index`; the storage layer knows nothing of searchers.
  */
 import { Index, type IndexOptions, type ResolvedIndexOptions } from '../index/index.js';
+import { SegmentCaches } from './segment-caches.js';
 import { createSearcher, dictionaryCarry, type DictionaryCarry, type Searcher } from './searcher.js';
 
 export class SearchableIndex extends Index {
@@ -14,6 +16,8 @@ export class SearchableIndex extends Index {
    * next searcher to update rather than rebuild.
    */
   private carriedDictionary: DictionaryCarry | undefined;
+  /** What its searchers derive from the segments they have in common, kept from one commit's to the next. */
+  private readonly caches = new SegmentCaches();
 
   /** Opens the index in `dir` (see `Index.open`). */
   static override async open(dir: string, options?: IndexOptions): Promise<SearchableIndex> {
@@ -26,7 +30,7 @@ export class SearchableIndex extends Index {
     const snap = this.snapshot();
     if (this.searcherCache?.generation === snap.generation) return this.searcherCache.searcher;
     const dictionaryFrom = dictionaryCarry(this.searcherCache?.searcher) ?? this.carriedDictionary;
-    const searcher = createSearcher([...snap.segments], snap.generation, { bytes: snap.bytes, dictionaryFrom });
+    const searcher = createSearcher([...snap.segments], snap.generation, { bytes: snap.bytes, dictionaryFrom, caches: this.caches });
     this.searcherCache = { generation: snap.generation, searcher };
     this.carriedDictionary = undefined;
     return searcher;

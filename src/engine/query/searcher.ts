@@ -19,6 +19,7 @@ import { checkDeadline, withDeadline } from './deadline.js';
 import { execute, totalBounds, type Execution } from './executor.js';
 import { phrasesOnly, relaxPhrases, requiredPhrases, scoringTerms, toLogical, type LogicalQuery } from './logical.js';
 import { parseQuery, type ParsedQuery, type TermClause } from './parser.js';
+import type { SegmentCaches } from './segment-caches.js';
 import { Snapshot, type DisjunctionPlan } from './snapshot.js';
 
 /** Deep-paging bound (CONTRACT §1 `bad_page`): page·pageSize must stay below it. */
@@ -112,6 +113,11 @@ export interface SearcherOptions {
    * updated from it, for the segments that came and went, instead of being rebuilt from every segment.
    */
   dictionaryFrom?: DictionaryCarry;
+  /**
+   * What the searchers of one index share of their segments (segment-caches.ts): the searchers of
+   * successive commits reuse what the segments they have in common hold. Default: the searcher's own.
+   */
+  caches?: SegmentCaches;
 }
 
 /** Builds the searcher of one commit over its segments (oldest first; order does not change answers). */
@@ -153,7 +159,7 @@ class SnapshotSearcher implements Searcher {
   private hostCounts: Map<string, number> | undefined;
 
   constructor(private readonly segments: SegmentReader[], readonly generation: number, options: SearcherOptions) {
-    this.snap = new Snapshot(segments, options.scoring ?? 'int', options.plan ?? 'auto', options.commonTermRatio, options.blockBoundsMinPostings);
+    this.snap = new Snapshot(segments, options.scoring ?? 'int', options.plan ?? 'auto', options.commonTermRatio, options.blockBoundsMinPostings, options.caches);
     this.docCount = this.snap.docCount;
     this.bytes = options.bytes ?? 0;
     this.dictionaryBase = options.dictionaryFrom;

@@ -5,10 +5,13 @@
  *   df(t) = live documents containing t — exact even with deletes: for a segment with deletes its live
  *   postings are counted once and cached for the snapshot's life.
  * Also caches each segment's live-document bitset (for exact counting) when it has deletes, and the
- * bitsets and exact per-block score bounds of frequent terms and of lone phrases decided by a pair term.
+ * exact per-block score bounds of frequent terms and of lone phrases decided by a pair term; the bitsets
+ * of frequent terms and the impacts their bounds come from are the index's, shared by its snapshots
+ * (segment-caches.ts).
  */
 import { BLOCK_SIZE, NO_MORE_DOCS, gramTerm, type SegmentReader } from '../index/types.js';
 import { LruCache } from '../index/lru.js';
+import { SegmentCaches } from './segment-caches.js';
 import { Norms } from './norms.js';
 import { Bm25, roundScore, type ScoringMode } from '../rank/bm25.js';
 
@@ -28,21 +31,6 @@ export type DisjunctionPlan = 'auto' | 'maxscore' | 'accumulate';
  * that match another optional clause (docs/ranking.md, "Common terms"; executor.ts).
  */
 export const COMMON_TERM_RATIO = 0.3;
-
-/**
- * Bytes of per-segment term bitsets a snapshot keeps (`termBits`), least recently used first out: 64 MiB
- * holds about a hundred bitsets of a 5M-document segment, ~1,800 of a 300k-document one.
- */
-export const TERM_BITS_CACHE_BYTES = 64 * 1024 * 1024;
-
-/**
- * A term gets a bitset (`termBits`) in a segment where it is in more than this fraction of the documents.
- * Counting a union then ORs 32 documents a word instead of decoding one posting per 50 documents or fewer,
- * and a disjunction whose other terms are sparse is counted without decoding and ranked by pruned
- * MaxScore instead of scoring every posting (executor.ts). On the 292k-article Wikipedia extract, 0.02
- * against the common-term cutoff (0.3) before: median 1–3-word query 1.1 → 0.6 ms.
- */
-export const TERM_BITS_MIN_RATIO = 0.02;
 
 /**
  * A term gets exact per-block score bounds (`blockBounds`) in a segment where it has at least this many
@@ -95,7 +83,6 @@ export class Snapshot {
   private readonly dfCache = new Map<string, number>();
   private readonly liveBitsCache = new Map<SegmentReader, Uint32Array>();
   private readonly normsCache = new Map<SegmentReader, Norms>();
-  private readonly termBitsCache = new LruCache<Uint32Array, string>(TERM_BITS_CACHE_BYTES, (b) => b.byteLength);
   private readonly blockBoundsCache = new LruCache<BlockBounds, string>(BLOCK_BOUNDS_CACHE_BYTES, (b) => 2 * b.perBlock.byteLength);
   private readonly segmentKeys = new Map<SegmentReader, number>();
 
@@ -103,6 +90,8 @@ export class Snapshot {
     readonly segments: readonly SegmentReader[], mode: ScoringMode, readonly plan: DisjunctionPlan = 'auto',
     readonly commonTermRatio: number = COMMON_TERM_RATIO,
     readonly blockBoundsMinPostings: number = BLOCK_BOUNDS_MIN_POSTINGS,
+    /** What the snapshots of one index share of each segment reader (segment-caches.ts). */
+    private readonly caches: SegmentCaches = new SegmentCaches(),
   ) {
     let n = 0;
     let sum = 0;
@@ -150,23 +139,9 @@ export class Snapshot {
     return norms;
   }
 
-  /**
-   * The documents of `term` in `s` as a bitset (bit d set when doc d has it, deleted docs included), kept
-   * in an LRU bounded by TERM_BITS_CACHE_BYTES for the snapshot's life, for terms in more than
-   * TERM_BITS_MIN_RATIO of the segment's documents: counting a union ORs their words (maxDoc/32
-   * operations) instead of decoding the postings at every query. Undefined for rarer terms.
-   */
+  /** The documents of `term` in `s` as a bitset when it is frequent there (SegmentCaches.termBits). */
   termBits(s: SegmentReader, term: string): Uint32Array | undefined {
-    const key = this.cacheKey(s, term);
-    let bits = this.termBitsCache.get(key);
-    if (bits) return bits;
-    const df = s.docFreq(term);
-    if (df === 0 || df <= TERM_BITS_MIN_RATIO * s.maxDoc) return undefined;
-    bits = new Uint32Array((s.maxDoc + 31) >>> 5);
-    const c = s.postings(term)!;
-    for (let d = c.nextDoc(); d !== NO_MORE_DOCS; d = c.nextDoc()) bits[d >>> 5]! |= 1 << (d & 31);
-    this.termBitsCache.set(key, bits);
-    return bits;
+    return this.caches.termBits(s, term);
   }
 
   /**
@@ -177,14 +152,15 @@ export class Snapshot {
    * document, which for a word in most documents (some long document with many occurrences, some short
    * one) is near the term's ceiling in every block and prunes nothing; these bounds let block-max
    * MaxScore and the leader walk skip every block that holds no top-k candidate, and, being attained,
-   * give MaxScore a starting threshold (`kthBound`). Computed on first use by one pass over the postings
-   * and kept in an LRU bounded by BLOCK_BOUNDS_CACHE_BYTES for the snapshot's life (its N, avgdl and
-   * deletes fix every score), for terms with `blockBoundsMinPostings` (BLOCK_BOUNDS_MIN_POSTINGS) postings
+   * give MaxScore a starting threshold (`kthBound`). Computed on first use from the term's impacts in the
+   * segment (kept across snapshots, so a commit's new statistics cost a few pairs per block, not a pass over
+   * the postings) and kept in an LRU bounded by BLOCK_BOUNDS_CACHE_BYTES for the snapshot's life (its N,
+   * avgdl and deletes fix every score), for terms with `blockBoundsMinPostings` (BLOCK_BOUNDS_MIN_POSTINGS) postings
    * or more; undefined for rarer terms. `compute` false returns them only when already kept: for a walk
    * that visits few of the term's blocks.
    */
   blockBounds(s: SegmentReader, term: string, compute = true): BlockBounds | undefined {
-    return this.keptMaxima(s, term, term, [term], compute);
+    return this.kept(s, term, term, compute, () => this.termMaxima(s, term));
   }
 
   /**
@@ -196,21 +172,56 @@ export class Snapshot {
    * candidate. Kept as `blockBounds` are, under the same threshold; undefined when not computed.
    */
   phraseBounds(s: SegmentReader, phrase: readonly [string, string]): BlockBounds | undefined {
-    return this.keptMaxima(s, `"${phrase[0]} ${phrase[1]}"`, gramTerm(phrase[0], phrase[1]), [...new Set(phrase)], true);
+    const list = gramTerm(phrase[0], phrase[1]);
+    return this.kept(s, `"${phrase[0]} ${phrase[1]}"`, list, true, () => this.listMaxima(s, list, [...new Set(phrase)]));
   }
 
   /**
-   * Per block of the postings of `listTerm`, the largest score `terms` (distinct, each in every document
-   * of the list) give a live document of it: the same float64 operations, rounding and order of addition
-   * as the scoring loops, so each bound is the largest of the very numbers they compute. Kept under `name`
-   * in the LRU; computed (when `compute`) only for a list of `blockBoundsMinPostings` postings or more.
+   * The bounds kept under `name` in the LRU, else (when `compute`, and `listTerm` has
+   * `blockBoundsMinPostings` postings or more in `s`) `maxima()`'s, kept.
    */
-  private keptMaxima(s: SegmentReader, name: string, listTerm: string, terms: readonly string[], compute: boolean): BlockBounds | undefined {
+  private kept(s: SegmentReader, name: string, listTerm: string, compute: boolean, maxima: () => Float64Array): BlockBounds | undefined {
     const key = this.cacheKey(s, name);
     const kept = this.blockBoundsCache.get(key);
     if (kept || !compute) return kept;
     const df = s.docFreq(listTerm);
     if (df < this.blockBoundsMinPostings || df === 0) return undefined;
+    const perBlock = maxima();
+    const bounds = { perBlock, descending: perBlock.slice().sort().reverse() };
+    this.blockBoundsCache.set(key, bounds);
+    return bounds;
+  }
+
+  /**
+   * Per block of `term`'s postings in `s`, the largest contribution of the term to a live document: the
+   * largest over the block's impacts (SegmentCaches.impacts, kept across snapshots), each scored with the
+   * same float64 operations and rounding as the scoring loops, so the largest of the very numbers they add.
+   */
+  private termMaxima(s: SegmentReader, term: string): Float64Array {
+    const { starts, tfs, lengths } = this.caches.impacts(s, term);
+    const w = this.bm25.weight(this.df(term));
+    const norms = this.norms(s);
+    const round = this.bm25.round;
+    const perBlock = new Float64Array(starts.length - 1);
+    for (let b = 0; b < perBlock.length; b++) {
+      let best = 0;
+      for (let p = starts[b]!, end = starts[b + 1]!; p < end; p++) {
+        const tf = tfs[p]!;
+        const x = (w * tf) / (tf + norms.ofLength(lengths[p]!)); // rank/bm25.ts Bm25.score
+        const score = round ? roundScore(x) : x;
+        if (score > best) best = score;
+      }
+      perBlock[b] = best;
+    }
+    return perBlock;
+  }
+
+  /**
+   * Per block of the postings of `listTerm`, the largest score `terms` (distinct, each in every document
+   * of the list) give a live document of it: the same float64 operations, rounding and order of addition
+   * as the scoring loops, so each bound is the largest of the very numbers they compute.
+   */
+  private listMaxima(s: SegmentReader, listTerm: string, terms: readonly string[]): Float64Array {
     const list = s.postings(listTerm)!;
     const perBlock = new Float64Array(Math.ceil(list.docFreq / BLOCK_SIZE));
     const cursors = terms.map((t) => (t === listTerm ? list : s.postings(t)!));
@@ -232,9 +243,7 @@ export class Snapshot {
       const b = (i / BLOCK_SIZE) | 0;
       if (score > perBlock[b]!) perBlock[b] = score;
     }
-    const bounds = { perBlock, descending: perBlock.slice().sort().reverse() };
-    this.blockBoundsCache.set(key, bounds);
-    return bounds;
+    return perBlock;
   }
 
   /** The key of a segment's term in the per-term caches. */

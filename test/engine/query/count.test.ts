@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { Index, createSearcher, type IndexWriter, type Searcher, type SearcherOptions } from '../../../src/engine/index.js';
 import type { StoredDocument } from '../../../src/engine/index/types.js';
 import { SPARSE_RATIO } from '../../../src/engine/query/count.js';
-import { TERM_BITS_MIN_RATIO } from '../../../src/engine/query/snapshot.js';
+import { TERM_BITS_MIN_RATIO } from '../../../src/engine/query/segment-caches.js';
 import { REFERENCE_COMMON_RATIO, referenceSearch } from './reference.js';
 
 const N = 12_000;

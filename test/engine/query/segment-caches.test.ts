@@ -1,0 +1,155 @@
+/**
+ * What an index's searchers keep of their segments across commits (segment-caches.ts): each term's impacts
+ * (per block, the (tf, length) pairs no other live document of the block beats in both) and frequent
+ * terms' bitsets. A commit changes the statistics every score and bound depends on but leaves the segments
+ * it did not touch as the same readers, so a later snapshot computes its exact block bounds from the kept
+ * impacts: they must equal the largest contribution of each block's live documents under its own
+ * statistics, and a segment whose deletes changed must be read again.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Index, type Searcher } from '../../../src/engine/index.js';
+import { BLOCK_SIZE, NO_MORE_DOCS, type SegmentReader, type StoredDocument } from '../../../src/engine/index/types.js';
+import { roundScore } from '../../../src/engine/rank/bm25.js';
+import { Norms } from '../../../src/engine/query/norms.js';
+import { SegmentCaches, impactsOf } from '../../../src/engine/query/segment-caches.js';
+import { Snapshot } from '../../../src/engine/query/snapshot.js';
+import { REFERENCE_COMMON_RATIO, referenceSearch } from './reference.js';
+
+/** Per block of `term`'s postings in `s`, the largest contribution of a live document under `snap`'s statistics, document by document. */
+function bruteBounds(snap: Snapshot, s: SegmentReader, term: string): number[] {
+  const c = s.postings(term)!;
+  const w = snap.bm25.weight(snap.df(term));
+  const norms = new Norms(s, snap.bm25);
+  const out = new Array<number>(Math.ceil(c.docFreq / BLOCK_SIZE)).fill(0);
+  let i = 0;
+  for (let d = c.nextDoc(); d !== NO_MORE_DOCS; d = c.nextDoc(), i++) {
+    if (!s.isLive(d)) continue;
+    const score = roundScore((w * c.freq()) / (c.freq() + norms.at(d)));
+    const b = Math.floor(i / BLOCK_SIZE);
+    if (score > out[b]!) out[b] = score;
+  }
+  return out;
+}
+
+/** `use` given an index opened in a temporary directory, closed and removed after. */
+async function inIndex(use: (index: Index) => Promise<void>): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'quarry-segment-caches-'));
+  const index = await Index.open(dir);
+  try {
+    await use(index);
+  } finally {
+    await index.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** A document of `length` tokens holding `word` `tf` times (the rest filler). */
+const doc = (cid: number, word: string, tf: number, length: number): StoredDocument =>
+  ({ cid: BigInt(cid), title: '', text: `${`${word} `.repeat(tf)}${'filler '.repeat(Math.max(0, length - tf))}` });
+
+test('impacts keep, per block, the live (tf, length) pairs no other beats in both', () => inIndex(async (index) => {
+  // block 0: (1, 5) (2, 9) (3, 9) (3, 20) (1, 3), then tf 1 in longer ones: (3, 9) beats (3, 20) and (2, 9),
+  // (1, 3) beats (1, 5) and the rest, so the pairs are
+  // (3, 9) and (1, 3); block 1: tf 1 everywhere, lengths 4..; its shortest document deleted
+  const docs: StoredDocument[] = [];
+  const first = [[1, 5], [2, 9], [3, 9], [3, 20], [1, 3]];
+  for (let i = 0; i < BLOCK_SIZE; i++) {
+    const [tf, length] = first[i] ?? [1, 30 + i];
+    docs.push(doc(i + 1, 'basalt', tf!, length!));
+  }
+  for (let i = 0; i < BLOCK_SIZE; i++) docs.push(doc(1000 + i, 'basalt', 1, 4 + i));
+  const writer = await index.openWriter();
+  for (const d of docs) writer.upsert(d);
+  await writer.commit();
+  const [seg] = index.snapshot().segments;
+  const pairs = (s: SegmentReader, b: number) => {
+    const { starts, tfs, lengths } = impactsOf(s, 'basalt');
+    return Array.from({ length: starts[b + 1]! - starts[b]! }, (_, k) => [tfs[starts[b]! + k]!, lengths[starts[b]! + k]!]);
+  };
+  assert.deepEqual(pairs(seg!, 0), [[3, 9], [1, 3]]);
+  assert.deepEqual(pairs(seg!, 1), [[1, 4]]);
+  writer.delete(1000n);
+  await writer.commit();
+  await writer.close();
+  const [after] = index.snapshot().segments;
+  assert.notEqual(after, seg, 'a segment whose deletes changed is a new reader');
+  assert.deepEqual(pairs(after!, 1), [[1, 5]]);
+}));
+
+test('bounds from kept impacts are each block\'s largest contribution after commits change the statistics', () => inIndex(async (index) => {
+  let seed = 11;
+  const rand = (n: number) => { seed = (Math.imul(seed, 1103515245) + 12345) >>> 0; return (seed >>> 8) % n; };
+  const writer = await index.openWriter();
+  const docs: StoredDocument[] = [];
+  const add = (n: number) => {
+    for (let k = 0; k < n; k++) {
+      const i = docs.length;
+      // a frequent word with tfs and lengths that vary block to block, and a document longer than 16
+      // bits of length now and then (its norm read from the exact length)
+      const length = i % 997 === 0 ? 70_000 : 3 + rand(60);
+      const d = doc(i + 1, 'quartz', 1 + rand(rand(8) === 0 ? 12 : 3), length);
+      if (rand(4) === 0) d.text += ' mica';
+      docs.push(d);
+      writer.upsert(d);
+    }
+  };
+  const caches = new SegmentCaches();
+  const snapshotOf = () => new Snapshot(index.snapshot().segments, 'int', 'auto', REFERENCE_COMMON_RATIO, 1, caches);
+  const check = (label: string) => {
+    const snap = snapshotOf();
+    for (const s of snap.segments) {
+      for (const term of ['quartz', 'mica']) {
+        if (s.docFreq(term) === 0) continue;
+        assert.deepEqual(Array.from(snap.blockBounds(s, term)!.perBlock), bruteBounds(snap, s, term), `${label}: ${s.name} ${term}`);
+      }
+    }
+    return snap;
+  };
+  add(3_000);
+  await writer.commit();
+  const one = check('one commit');
+  const kept = one.segments[0]!;
+  add(500); // a second segment: N and avgdl change, the first segment does not
+  await writer.commit();
+  const two = check('a segment added');
+  assert.equal(two.segments[0], kept, 'the untouched segment is the same reader');
+  assert.equal(two.termBits(kept, 'quartz'), one.termBits(kept, 'quartz'), 'its bitset is kept');
+  for (let i = 0; i < docs.length; i += 7) writer.delete(docs[i]!.cid);
+  await writer.commit();
+  check('with deletes');
+  await writer.close();
+}));
+
+test('an index\'s searchers answer as the reference across commits that add and delete documents', () => inIndex(async (index) => {
+  let seed = 5;
+  const rand = (n: number) => { seed = (Math.imul(seed, 1103515245) + 12345) >>> 0; return (seed >>> 8) % n; };
+  const words = ['granite', 'the', 'of', 'marble', 'basalt', 'slate'];
+  const writer = await index.openWriter();
+  const live = new Map<bigint, StoredDocument>();
+  let next = 1;
+  for (let round = 0; round < 4; round++) {
+    for (let k = 0; k < 2_500; k++) {
+      const text = Array.from({ length: 2 + rand(25) }, () => words[rand(rand(3) === 0 ? words.length : 3)]!).join(' ');
+      const d: StoredDocument = { cid: BigInt(next++), title: '', text };
+      live.set(d.cid, d);
+      writer.upsert(d);
+    }
+    for (const cid of [...live.keys()].filter((_, i) => i % (11 + round) === 0)) {
+      writer.delete(cid);
+      live.delete(cid);
+    }
+    await writer.commit();
+    const s = index.searcher() as Searcher;
+    for (const q of ['granite', 'the marble', 'basalt of', 'slate granite the']) {
+      const want = referenceSearch([...live.values()], q, REFERENCE_COMMON_RATIO);
+      const got = s.search(q, { pageSize: 10, snippets: false });
+      assert.equal(got.total, want.total, `round ${round} ${q}: total`);
+      assert.deepEqual(got.hits.map((h) => [h.cid, h.score]), want.hits.slice(0, 10).map((h) => [h.cid, h.score]), `round ${round} ${q}`);
+    }
+  }
+  await writer.close();
+}));
