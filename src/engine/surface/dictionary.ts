@@ -58,6 +58,21 @@ class Builder {
     this.close(len, df);
   }
 
+  /** Appends forms [from, to) of `d` with their dfs: one copy of their code units and of their dfs. */
+  copyRun(d: SurfaceDictionary, from: number, to: number): void {
+    const count = to - from;
+    if (count <= 0) return;
+    const start = d.offsets[from]!;
+    const len = d.offsets[to]! - start;
+    this.room(len, count);
+    this.chars.set(d.chars.subarray(start, start + len), this.length);
+    const shift = this.length - start;
+    for (let k = 0; k < count; k++) this.offsets[this.size + k] = d.offsets[from + k]! + shift;
+    this.dfs.set(d.dfs.subarray(from, to), this.size);
+    this.size += count;
+    this.length += len;
+  }
+
   /** Adds `df` to the last form's. */
   addToLast(df: number): void {
     this.dfs[this.size - 1]! += df;
@@ -69,11 +84,12 @@ class Builder {
     return new SurfaceDictionary(this.chars.slice(0, this.length), offsets, this.dfs.slice(0, this.size));
   }
 
-  private room(len: number): void {
+  /** Room for `forms` more forms of `len` code units in all. */
+  private room(len: number, forms = 1): void {
     if (this.length + len > this.chars.length) this.chars = grown(this.chars, this.length + len);
-    if (this.size + 2 > this.offsets.length) {
-      this.offsets = grown(this.offsets, this.size + 2);
-      this.dfs = grown(this.dfs, this.size + 2);
+    if (this.size + forms + 1 > this.offsets.length) {
+      this.offsets = grown(this.offsets, this.size + forms + 1);
+      this.dfs = grown(this.dfs, this.size + forms + 1);
     }
   }
 
@@ -204,10 +220,9 @@ export class SurfaceDictionary {
       const [next, at] = fromPlus ? [plus, a] : fromMinus ? [minus, b] : [undefined, -1];
       // base's forms before the next change come over as they are
       const stop = next === undefined ? n : base.lowerBound((k) => compareForms(base, k, next, at) < 0, i, n);
-      for (; i < stop; i++) {
-        moved[i] = out.size;
-        out.copy(base, i, base.dfs[i]!);
-      }
+      for (let k = i, at = out.size; k < stop; k++) moved[k] = at + k - i;
+      out.copyRun(base, i, stop);
+      i = stop;
       if (next === undefined) break;
       const inBase = i < n && compareForms(base, i, next, at) === 0;
       let df = inBase ? base.dfs[i]! : 0;
