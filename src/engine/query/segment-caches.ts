@@ -28,7 +28,7 @@ export const TERM_BITS_CACHE_BYTES = 64 * 1024 * 1024;
  */
 export const TERM_BITS_MIN_RATIO = 0.02;
 
-/** Bytes of impacts kept (`impacts`), least recently used first out: ~8 pairs of 8 bytes per block of 128 postings. */
+/** Bytes of impacts kept (`impacts`), least recently used first out: 2–20 pairs of 8 bytes per block of 128 postings. */
 export const IMPACTS_CACHE_BYTES = 64 * 1024 * 1024;
 
 /**
@@ -45,7 +45,7 @@ export interface Impacts {
   readonly starts: Int32Array;
   readonly tfs: Int32Array;
   /** The documents' exact lengths (what query/norms.ts turns into a norm). */
-  readonly lengths: Float64Array;
+  readonly lengths: Uint32Array;
 }
 
 /** Largest tf `impactsOf` tracks with a table; a block with larger ones finds its pairs by sorting. */
@@ -58,7 +58,7 @@ export function impactsOf(s: SegmentReader, term: string): Impacts {
   const nBlocks = Math.ceil(c.docFreq / BLOCK_SIZE);
   const starts = new Int32Array(nBlocks + 1);
   let tfs: Int32Array = new Int32Array(nBlocks * 4);
-  let lengths: Float64Array = new Float64Array(nBlocks * 4);
+  let lengths: Uint32Array = new Uint32Array(nBlocks * 4);
   let n = 0;
   const short = s.shortLengths();
   const allLive = s.liveDocs === s.maxDoc;
@@ -72,7 +72,7 @@ export function impactsOf(s: SegmentReader, term: string): Impacts {
     if (n + inBlock > tfs.length) {
       const grow = Math.max(tfs.length * 2, n + inBlock);
       tfs = grownInts(tfs, grow);
-      lengths = grownFloats(lengths, grow);
+      lengths = grownLengths(lengths, grow);
     }
     if (maxTf <= TABLE_TFS) {
       for (let i = 0; i < inBlock; i++) {
@@ -123,8 +123,8 @@ function grownInts(a: Int32Array, n: number): Int32Array {
   return b;
 }
 
-function grownFloats(a: Float64Array, n: number): Float64Array {
-  const b = new Float64Array(n);
+function grownLengths(a: Uint32Array, n: number): Uint32Array {
+  const b = new Uint32Array(n);
   b.set(a);
   return b;
 }
