@@ -3,9 +3,10 @@
  * snapshots of successive commits. A commit makes a new snapshot whose statistics (N, avgdl, so every
  * score and every exact block bound) differ from the last one's, but the segments it kept are the same
  * readers: the documents of a frequent term as a bitset and the impacts of a term's blocks depend on
- * nothing else. Rebuilt at every commit, they were most of the queries that followed one: on a million
- * Wikipedia articles, 1,000 short queries with a commit of one document every 100 of them took 11.5 ms on
- * average against 1.1 ms without commits (docs/benchmarks.md).
+ * nothing else. Rebuilding them at every commit was most of the time of the queries that followed one:
+ * on a million Wikipedia articles, 1,000 short queries with a commit of one document every 100 of them
+ * took 7.2–7.5 ms on average against 0.9–1.0 ms without commits, and 3.5 ms with them kept
+ * (docs/benchmarks.md).
  *
  * Entries are keyed by reader: a segment whose deletes change is a new reader, and what it had is
  * recomputed. Entries of readers no snapshot holds any more age out of the LRUs.
@@ -28,7 +29,10 @@ export const TERM_BITS_CACHE_BYTES = 64 * 1024 * 1024;
  */
 export const TERM_BITS_MIN_RATIO = 0.02;
 
-/** Bytes of impacts kept (`impacts`), least recently used first out: 2–20 pairs of 8 bytes per block of 128 postings. */
+/**
+ * Bytes of impacts kept (`impacts`), least recently used first out: 2–20 pairs of 8 bytes per block of
+ * 128 postings.
+ */
 export const IMPACTS_CACHE_BYTES = 64 * 1024 * 1024;
 
 /**
@@ -90,7 +94,8 @@ export function impactsOf(s: SegmentReader, term: string): Impacts {
         lengths[n++] = l;
       }
     } else {
-      const order = Array.from({ length: inBlock }, (_, i) => i).sort((x, y) => blockTfs[y]! - blockTfs[x]! || blockLengths[x]! - blockLengths[y]!);
+      const order = Array.from({ length: inBlock }, (_, i) => i)
+        .sort((x, y) => blockTfs[y]! - blockTfs[x]! || blockLengths[x]! - blockLengths[y]!);
       let least = Infinity;
       for (const i of order) {
         if (blockLengths[i]! >= least) continue;
@@ -132,7 +137,8 @@ function grownLengths(a: Uint32Array, n: number): Uint32Array {
 /** The caches of one index's searchers: one per `query/reader.ts` reader, handed to each snapshot. */
 export class SegmentCaches {
   private readonly bits = new LruCache<Uint32Array, string>(TERM_BITS_CACHE_BYTES, (b) => b.byteLength);
-  private readonly kept = new LruCache<Impacts, string>(IMPACTS_CACHE_BYTES, (i) => i.starts.byteLength + i.tfs.byteLength + i.lengths.byteLength);
+  private readonly kept = new LruCache<Impacts, string>(IMPACTS_CACHE_BYTES,
+    (i) => i.starts.byteLength + i.tfs.byteLength + i.lengths.byteLength);
   private readonly readerIds = new WeakMap<SegmentReader, number>();
   private nextId = 0;
 

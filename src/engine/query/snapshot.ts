@@ -153,11 +153,11 @@ export class Snapshot {
    * one) is near the term's ceiling in every block and prunes nothing; these bounds let block-max
    * MaxScore and the leader walk skip every block that holds no top-k candidate, and, being attained,
    * give MaxScore a starting threshold (`kthBound`). Computed on first use from the term's impacts in the
-   * segment (kept across snapshots, so a commit's new statistics cost a few pairs per block, not a pass over
-   * the postings) and kept in an LRU bounded by BLOCK_BOUNDS_CACHE_BYTES for the snapshot's life (its N,
-   * avgdl and deletes fix every score), for terms with `blockBoundsMinPostings` (BLOCK_BOUNDS_MIN_POSTINGS) postings
-   * or more; undefined for rarer terms. `compute` false returns them only when already kept: for a walk
-   * that visits few of the term's blocks.
+   * segment (kept across snapshots, so a commit's new statistics cost a few pairs per block, not a pass
+   * over the postings) and kept in an LRU bounded by BLOCK_BOUNDS_CACHE_BYTES for the snapshot's life (its
+   * N, avgdl and deletes fix every score), for terms with `blockBoundsMinPostings`
+   * (BLOCK_BOUNDS_MIN_POSTINGS) postings or more; undefined for rarer terms. `compute` false returns them
+   * only when already kept: for a walk that visits few of the term's blocks.
    */
   blockBounds(s: SegmentReader, term: string, compute = true): BlockBounds | undefined {
     return this.kept(s, term, term, compute, () => this.termMaxima(s, term));
@@ -173,14 +173,17 @@ export class Snapshot {
    */
   phraseBounds(s: SegmentReader, phrase: readonly [string, string]): BlockBounds | undefined {
     const list = gramTerm(phrase[0], phrase[1]);
-    return this.kept(s, `"${phrase[0]} ${phrase[1]}"`, list, true, () => this.listMaxima(s, list, [...new Set(phrase)]));
+    const name = `"${phrase[0]} ${phrase[1]}"`;
+    return this.kept(s, name, list, true, () => this.listMaxima(s, list, [...new Set(phrase)]));
   }
 
   /**
    * The bounds kept under `name` in the LRU, else (when `compute`, and `listTerm` has
    * `blockBoundsMinPostings` postings or more in `s`) `maxima()`'s, kept.
    */
-  private kept(s: SegmentReader, name: string, listTerm: string, compute: boolean, maxima: () => Float64Array): BlockBounds | undefined {
+  private kept(
+    s: SegmentReader, name: string, listTerm: string, compute: boolean, maxima: () => Float64Array,
+  ): BlockBounds | undefined {
     const key = this.cacheKey(s, name);
     const kept = this.blockBoundsCache.get(key);
     if (kept || !compute) return kept;

@@ -220,7 +220,7 @@ export class SurfaceDictionary {
       const [next, at] = fromPlus ? [plus, a] : fromMinus ? [minus, b] : [undefined, -1];
       // base's forms before the next change come over as they are
       const stop = next === undefined ? n : base.lowerBound((k) => compareForms(base, k, next, at) < 0, i, n);
-      for (let k = i, at = out.size; k < stop; k++) moved[k] = at + k - i;
+      for (let k = i, first = out.size; k < stop; k++) moved[k] = first + k - i;
       out.copyRun(base, i, stop);
       i = stop;
       if (next === undefined) break;
