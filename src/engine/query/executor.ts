@@ -40,6 +40,7 @@ import {
 } from './iterators.js';
 import type { LogicalQuery, ScoringNode, TermNode } from './logical.js';
 import { blockBound, topKDisjunction, type TermScorer } from './maxscore.js';
+import { hasTermBits } from './segment-caches.js';
 import { kthBound, type BlockBounds, type Snapshot } from './snapshot.js';
 
 /**
@@ -322,11 +323,14 @@ function executeSegment(
     if (siteCost * SITE_LEAD_RATIO >= shouldCost) {
       // frequent terms are counted from their cached bitsets, so their postings cost the count nothing;
       // they leave the cost that chooses accumulation when MaxScore need not decode them either: a word
-      // in most documents, or one with exact block bounds (Snapshot.blockBounds) to skip its blocks by
-      const bitsets = opened.should.map((c) => snap.termBits(seg, (c.node as TermNode).term));
+      // in most documents, or one with exact block bounds (Snapshot.blockBounds) to skip its blocks by.
+      // The bitsets are made only for the count: an accumulated query (a long one, mostly) counts as it
+      // scores, and making them for it took a pass over each of its frequent terms and pushed the
+      // bitsets of shorter queries out of the cache.
+      const frequent = opened.should.map((c) => hasTermBits(c.it.cost, seg.maxDoc));
       let countCost = 0;
       opened.should.forEach((c, i) => {
-        const skippable = bitsets[i] !== undefined && (c.it.cost > snap.commonTermRatio * seg.maxDoc || c.it.cost >= snap.blockBoundsMinPostings);
+        const skippable = frequent[i] && (c.it.cost > snap.commonTermRatio * seg.maxDoc || c.it.cost >= snap.blockBoundsMinPostings);
         if (!skippable) countCost += c.it.cost;
       });
       if (snap.plan === 'accumulate' || (snap.plan === 'auto' && dense(countCost))) {
@@ -334,7 +338,8 @@ function executeSegment(
           opened.exclusions, snap.liveBits(seg), collector, snap.bm25, snap.norms(seg));
       }
       // counting consumes its own iterators; the top-k pass gets fresh ones
-      const total = countDisjunction(seg, opened.should.map((c, i) => ({ it: c.it, bits: bitsets[i] })), opened.siteFilters, opened.exclusions, snap.liveBits(seg));
+      const union = opened.should.map((c, i) => ({ it: c.it, bits: frequent[i] ? snap.termBits(seg, (c.node as TermNode).term) : undefined }));
+      const total = countDisjunction(seg, union, opened.siteFilters, opened.exclusions, snap.liveBits(seg));
       if (collector && total > 0) {
         const fresh = open(seg, q, weight)!;
         const filtered = seg.liveDocs < seg.maxDoc || fresh.siteFilters.length > 0 || fresh.exclusions.length > 0;

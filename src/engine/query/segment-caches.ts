@@ -29,6 +29,11 @@ export const TERM_BITS_CACHE_BYTES = 64 * 1024 * 1024;
  */
 export const TERM_BITS_MIN_RATIO = 0.02;
 
+/** Whether a term in `df` of a segment's `maxDoc` documents has a bitset (`SegmentCaches.termBits`). */
+export function hasTermBits(df: number, maxDoc: number): boolean {
+  return df > 0 && df > TERM_BITS_MIN_RATIO * maxDoc;
+}
+
 /**
  * Bytes of impacts kept (`impacts`), least recently used first out: 2–20 pairs of 8 bytes per block of
  * 128 postings.
@@ -151,13 +156,17 @@ export class SegmentCaches {
     const key = this.key(s, term);
     let bits = this.bits.get(key);
     if (bits) return bits;
-    const df = s.docFreq(term);
-    if (df === 0 || df <= TERM_BITS_MIN_RATIO * s.maxDoc) return undefined;
+    if (!hasTermBits(s.docFreq(term), s.maxDoc)) return undefined;
     bits = new Uint32Array((s.maxDoc + 31) >>> 5);
     const c = s.postings(term)!;
     for (let d = c.nextDoc(); d !== NO_MORE_DOCS; d = c.nextDoc()) bits[d >>> 5]! |= 1 << (d & 31);
     this.bits.set(key, bits);
     return bits;
+  }
+
+  /** Bytes of the bitsets kept. */
+  get bitsetBytes(): number {
+    return this.bits.size;
   }
 
   /** `impactsOf(s, term)`, kept. */

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Index, type Searcher } from '../../../src/engine/index.js';
+import { Index, createSearcher, type Searcher } from '../../../src/engine/index.js';
 import { BLOCK_SIZE, NO_MORE_DOCS, type SegmentReader, type StoredDocument } from '../../../src/engine/index/types.js';
 import { roundScore } from '../../../src/engine/rank/bm25.js';
 import { Norms } from '../../../src/engine/query/norms.js';
@@ -152,4 +152,30 @@ test('an index\'s searchers answer as the reference across commits that add and 
     }
   }
   await writer.close();
+}));
+
+test('a query scored by accumulation makes no bitsets; one counted beside MaxScore keeps its frequent terms\'', () => inIndex(async (index) => {
+  // twenty words each in 5–25% of the documents: frequent enough for bitsets, too rare to be skipped by
+  // MaxScore in so small a segment, so a query of all of them is dense and accumulated; "the" in 40%
+  let seed = 3;
+  const rand = (n: number) => { seed = (Math.imul(seed, 1103515245) + 12345) >>> 0; return (seed >>> 8) % n; };
+  const words = Array.from({ length: 20 }, (_, i) => `mineral${String.fromCharCode(97 + i)}`);
+  const docs: StoredDocument[] = [];
+  for (let i = 0; i < 4_000; i++) {
+    const text = words.filter((_, w) => rand(100) < 5 + w).concat(rand(10) < 4 ? ['the'] : [], ['rock']).join(' ');
+    docs.push({ cid: BigInt(i + 1), title: '', text });
+  }
+  const writer = await index.openWriter();
+  for (const d of docs) writer.upsert(d);
+  await writer.commit();
+  await writer.close();
+  const caches = new SegmentCaches();
+  const s = createSearcher([...index.snapshot().segments], 1, { caches });
+  for (const [q, bits] of [[words.join(' '), false], ['the', true]] as const) {
+    const want = referenceSearch(docs, q, REFERENCE_COMMON_RATIO);
+    const got = s.search(q, { pageSize: 10, snippets: false });
+    assert.equal(got.total, want.total, `${q}: total`);
+    assert.deepEqual(got.hits.map((h) => [h.cid, h.score]), want.hits.slice(0, 10).map((h) => [h.cid, h.score]), q);
+    assert.equal(caches.bitsetBytes > 0, bits, `${q}: bitsets kept`);
+  }
 }));
