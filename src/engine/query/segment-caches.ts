@@ -66,9 +66,9 @@ export function impactsOf(s: SegmentReader, term: string): Impacts {
   const c = s.postings(term)!;
   const nBlocks = Math.ceil(c.docFreq / BLOCK_SIZE);
   const starts = new Int32Array(nBlocks + 1);
-  let tfs: Int32Array = new Int32Array(nBlocks * 4);
-  let lengths: Uint32Array = new Uint32Array(nBlocks * 4);
-  let n = 0;
+  // the pairs, block after block
+  const tfs: number[] = [];
+  const lengths: number[] = [];
   const short = s.shortLengths();
   const allLive = s.liveDocs === s.maxDoc;
   // one block's live (tf, length) pairs: the least length per tf, then kept from the largest tf down while
@@ -78,11 +78,6 @@ export function impactsOf(s: SegmentReader, term: string): Impacts {
   let inBlock = 0;
   let maxTf = 0;
   const endBlock = (b: number) => {
-    if (n + inBlock > tfs.length) {
-      const grow = Math.max(tfs.length * 2, n + inBlock);
-      tfs = grownInts(tfs, grow);
-      lengths = grownLengths(lengths, grow);
-    }
     if (maxTf <= TABLE_TFS) {
       for (let i = 0; i < inBlock; i++) {
         const tf = blockTfs[i]!;
@@ -95,8 +90,8 @@ export function impactsOf(s: SegmentReader, term: string): Impacts {
         lengthByTf[tf] = Infinity;
         if (l >= least) continue;
         least = l;
-        tfs[n] = tf;
-        lengths[n++] = l;
+        tfs.push(tf);
+        lengths.push(l);
       }
     } else {
       const order = Array.from({ length: inBlock }, (_, i) => i)
@@ -105,11 +100,11 @@ export function impactsOf(s: SegmentReader, term: string): Impacts {
       for (const i of order) {
         if (blockLengths[i]! >= least) continue;
         least = blockLengths[i]!;
-        tfs[n] = blockTfs[i]!;
-        lengths[n++] = least;
+        tfs.push(blockTfs[i]!);
+        lengths.push(least);
       }
     }
-    starts[b + 1] = n;
+    starts[b + 1] = tfs.length;
     inBlock = 0;
     maxTf = 0;
   };
@@ -124,19 +119,7 @@ export function impactsOf(s: SegmentReader, term: string): Impacts {
     if (tf > maxTf) maxTf = tf;
   }
   if (nBlocks > 0) endBlock(nBlocks - 1);
-  return { starts, tfs: tfs.slice(0, n), lengths: lengths.slice(0, n) };
-}
-
-function grownInts(a: Int32Array, n: number): Int32Array {
-  const b = new Int32Array(n);
-  b.set(a);
-  return b;
-}
-
-function grownLengths(a: Uint32Array, n: number): Uint32Array {
-  const b = new Uint32Array(n);
-  b.set(a);
-  return b;
+  return { starts, tfs: Int32Array.from(tfs), lengths: Uint32Array.from(lengths) };
 }
 
 /** The caches of one index's searchers: one per `query/reader.ts` reader, handed to each snapshot. */
