@@ -163,7 +163,8 @@ export class SegmentCaches {
     return impacts;
   }
 
-  private key(s: SegmentReader, term: string): string {
+  /** The key of `s`'s `term` (or any name) in a per-reader, per-term cache: this one's, or a snapshot's. */
+  key(s: SegmentReader, term: string): string {
     let id = this.readerIds.get(s);
     if (id === undefined) this.readerIds.set(s, (id = this.nextId++));
     return `${id} ${term}`;

@@ -84,7 +84,6 @@ export class Snapshot {
   private readonly liveBitsCache = new Map<SegmentReader, Uint32Array>();
   private readonly normsCache = new Map<SegmentReader, Norms>();
   private readonly blockBoundsCache = new LruCache<BlockBounds, string>(BLOCK_BOUNDS_CACHE_BYTES, (b) => 2 * b.perBlock.byteLength);
-  private readonly segmentKeys = new Map<SegmentReader, number>();
 
   constructor(
     readonly segments: readonly SegmentReader[], mode: ScoringMode, readonly plan: DisjunctionPlan = 'auto',
@@ -184,7 +183,7 @@ export class Snapshot {
   private kept(
     s: SegmentReader, name: string, listTerm: string, compute: boolean, maxima: () => Float64Array,
   ): BlockBounds | undefined {
-    const key = this.cacheKey(s, name);
+    const key = this.caches.key(s, name);
     const kept = this.blockBoundsCache.get(key);
     if (kept || !compute) return kept;
     const df = s.docFreq(listTerm);
@@ -247,13 +246,6 @@ export class Snapshot {
       if (score > perBlock[b]!) perBlock[b] = score;
     }
     return perBlock;
-  }
-
-  /** The key of a segment's term in the per-term caches. */
-  private cacheKey(s: SegmentReader, term: string): string {
-    let segment = this.segmentKeys.get(s);
-    if (segment === undefined) this.segmentKeys.set(s, (segment = this.segmentKeys.size));
-    return `${segment} ${term}`;
   }
 
   /** Bit d set when doc d is live; undefined when every doc of the segment is. */
