@@ -35,11 +35,18 @@ const FORM_CHUNK = 4096;
 
 /** Packed forms and dfs as they are appended, ascending (the caller's order, checked by `merge`). */
 class Builder {
-  chars = new Uint16Array(4096);
-  offsets = new Int32Array(1024);
-  dfs = new Uint32Array(1024);
+  chars: Uint16Array;
+  offsets: Int32Array;
+  dfs: Uint32Array;
   size = 0;
   private length = 0;
+
+  /** A builder with room for `forms` forms of `units` code units in all before it grows. */
+  constructor(forms = 1024, units = 4096) {
+    this.chars = new Uint16Array(Math.max(units, 16));
+    this.offsets = new Int32Array(forms + 1);
+    this.dfs = new Uint32Array(forms + 1);
+  }
 
   /** Appends form `s` with `df`. */
   push(s: string, df: number): void {
@@ -78,10 +85,13 @@ class Builder {
     this.dfs[this.size - 1]! += df;
   }
 
+  /**
+   * The dictionary built. Arrays at most 1/16 larger than their contents are handed over as views (an
+   * update sized for its forms fills its arrays but for the forms removed), larger ones copied to size.
+   */
   done(): SurfaceDictionary {
-    const offsets = this.offsets.slice(0, this.size + 1);
-    offsets[this.size] = this.length;
-    return new SurfaceDictionary(this.chars.slice(0, this.length), offsets, this.dfs.slice(0, this.size));
+    this.offsets[this.size] = this.length;
+    return new SurfaceDictionary(fitted(this.chars, this.length), fitted(this.offsets, this.size + 1), fitted(this.dfs, this.size));
   }
 
   /** Room for `forms` more forms of `len` code units in all. */
@@ -98,6 +108,11 @@ class Builder {
     this.dfs[this.size++] = df;
     this.length += len;
   }
+}
+
+/** The first `n` elements of `a`: a view when `a` is at most 1/16 longer, else a copy. */
+function fitted<T extends Uint16Array | Int32Array | Uint32Array>(a: T, n: number): T {
+  return (a.length - n <= a.length >>> 4 ? a.subarray(0, n) : a.slice(0, n)) as T;
 }
 
 /** A copy of `a` with room for at least `need` elements (doubling). */
@@ -203,7 +218,7 @@ export class SurfaceDictionary {
     const plus = SurfaceDictionary.merge(added);
     const minus = SurfaceDictionary.merge(removed);
     const n = base.size;
-    const out = new Builder();
+    const out = new Builder(n + plus.size, base.chars.length + plus.chars.length);
     /** Each base form's index in the new dictionary, −1 when it is gone. */
     const moved = new Int32Array(n);
     /** New indices of the forms base did not have, ascending. */
