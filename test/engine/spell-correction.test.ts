@@ -87,19 +87,23 @@ test('typical corrections: distance 1 below 9 letters, 2 from 9, rarer forms nev
   assert.equal(dict.correct('serchh', 10_000), 'serch'); // absent: the rare 'serch' (df 1 > 0) is the only form within 1
 });
 
-test('a dictionary updated over commits and merges answers as one built from scratch', () => {
+test('a dictionary updated over commits and merges answers as one built from scratch, whatever its correction\'s tiers', () => {
   type Source = [string, number][];
   const source = dictionary.map((m): Source => [...m].sort((x, y) => (x[0] < y[0] ? -1 : 1)));
   // a step: drop some of the live sources (a merge folds them into one new source, or they are just gone),
-  // add new ones; whether to ask a correction first decides whether the reversed forms exist to carry over
-  const step = fc.record({ drop: fc.array(fc.nat(), { maxLength: 3 }), fold: fc.boolean(), add: fc.array(source, { maxLength: 2 }), warm: fc.boolean() });
+  // add new ones; whether to ask a correction first, and how, decides what exists to carry over (a short
+  // word walks the forms forward only, a long one builds the reversed forms too). The correction's tiers
+  // fold never (1e-9), at every change (1e9) or by the default rule.
+  const step = fc.record({ drop: fc.array(fc.nat(), { maxLength: 3 }), fold: fc.boolean(), add: fc.array(source, { maxLength: 2 }), warm: fc.constantFrom('none', 'forward', 'both') });
   fc.assert(fc.property(fc.array(source, { minLength: 1, maxLength: 3 }), fc.array(step, { minLength: 1, maxLength: 5 }), fc.array(word, { minLength: 1, maxLength: 8 }),
-    (initial, steps, probes) => {
+    fc.constantFrom(1e-9, 1e9, undefined),
+    (initial, steps, probes, foldLimit) => {
       let live: Source[] = initial;
       let dict = SurfaceDictionary.merge(live);
       let correction = new Correction(dict);
       for (const { drop, fold, add, warm } of steps) {
-        if (warm) correction.within('abcdeabcde', 2);
+        if (warm === 'forward') correction.within('ab', 1);
+        if (warm === 'both') correction.within('abcdeabcde', 2);
         const dropped = new Set(drop.map((d) => d % live.length));
         const removed = live.filter((_, i) => dropped.has(i));
         const added = [...add];
@@ -110,7 +114,7 @@ test('a dictionary updated over commits and merges answers as one built from scr
         }
         const updated = SurfaceDictionary.update(dict, removed, added);
         dict = updated.dictionary;
-        correction = Correction.after(correction, updated);
+        correction = Correction.after(correction, updated, foldLimit);
         dict.verify();
         correction.verify();
         live = [...live.filter((_, i) => !dropped.has(i)), ...added];

@@ -4,9 +4,20 @@
  * per depth; when every cell of a row exceeds the allowed budget, no form under that prefix can come back
  * within it, and the walk jumps past the prefix's whole range (jump tables for the first levels, else a
  * galloping search). Two walks, one over the forms and one over the reversed forms, each strict near its
- * root, find exactly the forms within the distance (see `search`). Distance 1 is tried first; distance 2
- * only when it finds nothing. The walks read the dictionary's packed forms (one Uint16Array) and packed
- * reversed copies, built on the first correction or carried over from the previous snapshot's (`after`).
+ * root, find exactly the forms within the distance (see `WalkForms.search`). Distance 1 is tried first;
+ * distance 2 only when it finds nothing. The walks read the dictionary's packed forms (one Uint16Array)
+ * and packed reversed copies, built on the first correction.
+ *
+ * A commit changes the dictionary (new forms, dfs, forms gone), and rebuilding what the walks read is a
+ * pass over every form: at a million documents' 1.4 M forms, ~110 ms to carry the reversed forms over and
+ * ~60 ms for the jump tables, paid by the next query that needs a correction. So the walks' structures
+ * come in two tiers, as an LSM tree's runs: the *anchor*, built over the dictionary of some earlier
+ * commit and kept as it is, and the *recent* forms, those of the current dictionary the anchor lacks,
+ * small and rebuilt (carried over) at each commit. Each tier maps its forms to their index in the current
+ * dictionary (−1 for an anchor form since gone); a commit only composes the anchor's map with the
+ * update's (an integer array pass) and updates the recent tier. When the recent forms or the anchor's
+ * dead ones pass 1/FOLD_LIMIT of the dictionary, the tiers fold into one anchor over the current
+ * dictionary. The walks' results and the choice made from them are the same whatever the tiers.
  *
  * Distance is the optimal-string-alignment variant of Damerau–Levenshtein (insert, delete, substitute,
  * transpose two adjacent characters, no substring edited twice) — the "restricted" distance that Lucene's
@@ -17,7 +28,7 @@
  *
  * One `Correction` per dictionary.
  */
-import { gallopEnd, type DictionaryUpdate, type SurfaceDictionary } from '../surface/index.js';
+import { gallopEnd, SurfaceDictionary, type DictionaryUpdate } from '../surface/index.js';
 
 /** Longest word `correct` looks at; longer tokens are identifiers or noise, not typos. */
 const MAX_CORRECT_LENGTH = 48;
@@ -26,57 +37,122 @@ const MAX_CORRECT_LENGTH = 48;
 const RARE_FRACTION = 0.001;
 
 /**
- * `after` carries the reversed forms over when at most 1/CARRY_LIMIT of the forms are new; beyond that
- * they are rebuilt (lazily) with the multikey sort, which is faster on many forms.
+ * `WalkForms.after` carries the reversed forms over when at most 1/CARRY_LIMIT of the forms are new;
+ * beyond that they are rebuilt (lazily) with the multikey sort, which is faster on many forms.
  */
 const CARRY_LIMIT = 8;
 
+/**
+ * The tiers fold into one when the recent forms, or the anchor's forms since gone, are more than
+ * 1/FOLD_LIMIT of the dictionary: a commit's work on the recent tier stays under 1/FOLD_LIMIT of a fold's,
+ * and the walks never cross more than that share of dead forms.
+ */
+const FOLD_LIMIT = 16;
+
+/** Forms the walks read, and where each is in the current dictionary (`toCurrent[i]`, −1 when gone; identity when undefined). */
+interface Tier {
+  forms: WalkForms;
+  toCurrent: Int32Array | undefined;
+}
+
 export class Correction {
-  /** The forms reversed and sorted, for the backward half of the search; built lazily. */
-  private reversed: ReversedForms | undefined;
-  /** The dictionary's packed forms with their jump tables (see `PackedForms`); built lazily. */
-  private packed: PackedForms | undefined;
+  /** The tier of an earlier (or this) dictionary's forms, kept across commits. */
+  private readonly anchor: Tier;
+  /** The current forms the anchor lacks, ascending; absent when there are none. */
+  private readonly recent: Tier | undefined;
 
-  constructor(readonly dictionary: SurfaceDictionary) {}
-
-  /**
-   * The correction of the dictionary `update` made from `previous`'s: the reversed forms are carried over
-   * when `previous` had built them and few forms are new (the new ones are sorted with a comparison sort:
-   * worth it for a few, not for a new vocabulary); otherwise they are built on first use.
-   */
-  static after(previous: Correction | undefined, update: DictionaryUpdate): Correction {
-    const next = new Correction(update.dictionary);
-    if (previous === undefined || previous.reversed === undefined) return next;
-    if (previous.dictionary !== update.base) throw new Error('the update was not made from this correction\'s dictionary');
-    if (update.inserted.length <= update.dictionary.size / CARRY_LIMIT) {
-      next.reversed = next.reversedFrom(previous.reversed, update.moved, update.inserted);
-    }
-    return next;
+  /** A correction over `dictionary` alone; the tiers are `after`'s. */
+  constructor(readonly dictionary: SurfaceDictionary, tiers?: { anchor: Tier; recent?: Tier | undefined }) {
+    this.anchor = tiers?.anchor ?? { forms: new WalkForms(dictionary), toCurrent: undefined };
+    this.recent = tiers?.recent;
   }
 
   /**
-   * Checks the invariants the walks rely on and throws an `Error` naming the first one broken: the
-   * reversed forms, when built, a permutation of the forms in strictly ascending reversed order, each
-   * packed as its form reversed. (The walks would still find every form in a misordered array, only
-   * slower: tests check the order.)
+   * The correction of the dictionary `update` made from `previous`'s. When `previous` had built its walks'
+   * structures, its anchor is kept with its map composed with the update's, and the recent tier takes the
+   * new forms (its own structures carried over); past the fold limit the tiers become one anchor over the
+   * new dictionary, whose reversed forms are carried over from the anchor's when few forms are new.
+   * `foldLimit` is FOLD_LIMIT but in tests.
+   */
+  static after(previous: Correction | undefined, update: DictionaryUpdate, foldLimit = FOLD_LIMIT): Correction {
+    const dictionary = update.dictionary;
+    if (previous === undefined) return new Correction(dictionary);
+    if (previous.dictionary !== update.base) throw new Error('the update was not made from this correction\'s dictionary');
+    const { anchor, recent } = previous;
+    if (!anchor.forms.built) return new Correction(dictionary);
+    const moved = update.moved;
+    const size = anchor.forms.dictionary.size;
+    const toCurrent = new Int32Array(size);
+    let dead = 0;
+    for (let i = 0; i < size; i++) {
+      const was = anchor.toCurrent === undefined ? i : anchor.toCurrent[i]!;
+      const now = was < 0 ? -1 : moved[was]!;
+      toCurrent[i] = now;
+      if (now < 0) dead++;
+    }
+    // the forms the anchor lacks: the recent ones that stayed and the inserted ones, two ascending lists
+    // of distinct forms (an inserted form was not in the dictionary before, so not among the recent)
+    /** Per recent form, its position among the new recent forms, −1 when gone. */
+    const recentMoved = new Int32Array(recent === undefined ? 0 : recent.toCurrent!.length);
+    const inserted = update.inserted;
+    const fresh = new Int32Array((recent?.toCurrent!.length ?? 0) + inserted.length);
+    const freshInserted: number[] = [];
+    let count = 0;
+    let k = 0;
+    for (let j = 0; j < recentMoved.length; j++) {
+      const now = moved[recent!.toCurrent![j]!]!;
+      if (now < 0) {
+        recentMoved[j] = -1;
+        continue;
+      }
+      while (k < inserted.length && inserted[k]! < now) {
+        freshInserted.push(count);
+        fresh[count++] = inserted[k++]!;
+      }
+      recentMoved[j] = count;
+      fresh[count++] = now;
+    }
+    while (k < inserted.length) {
+      freshInserted.push(count);
+      fresh[count++] = inserted[k++]!;
+    }
+    const recentForms = fresh.subarray(0, count);
+    if ((count + dead) * foldLimit > dictionary.size) {
+      const folded = WalkForms.after(anchor.forms, { base: anchor.forms.dictionary, dictionary, moved: toCurrent, inserted: Array.from(recentForms) });
+      return new Correction(dictionary, { anchor: { forms: folded, toCurrent: undefined } });
+    }
+    if (count === 0) return new Correction(dictionary, { anchor: { forms: anchor.forms, toCurrent } });
+    const recentDictionary = SurfaceDictionary.subset(dictionary, recentForms);
+    const forms = recent !== undefined
+      ? WalkForms.after(recent.forms, { base: recent.forms.dictionary, dictionary: recentDictionary, moved: recentMoved, inserted: freshInserted })
+      : new WalkForms(recentDictionary);
+    return new Correction(dictionary, { anchor: { forms: anchor.forms, toCurrent }, recent: { forms, toCurrent: recentForms.slice() } });
+  }
+
+  /**
+   * Checks the invariants the walks rely on and throws an `Error` naming the first one broken: each tier's
+   * (see `WalkForms.verify`), and every form of the dictionary named by exactly one tier form equal to it.
    */
   verify(): void {
-    const { chars, offsets } = this.dictionary;
-    const size = this.dictionary.size;
-    if (this.reversed === undefined) return;
-    const index = this.reversed.index;
+    const { chars, offsets, size } = this.dictionary;
     const seen = new Uint8Array(size);
-    if (index.length !== size) throw new Error(`${index.length} reversed forms for ${size} forms`);
-    for (let k = 0; k < index.length; k++) {
-      const i = index[k]!;
-      if (!(i >= 0 && i < size) || seen[i]++) throw new Error(`reversed form ${k} names form ${i} twice or out of range`);
-      if (k > 0 && compareReversed(index[k - 1]!, i, chars, offsets) >= 0) throw new Error(`reversed forms out of order at ${k}`);
-      const r = this.reversed.packed;
-      const len = offsets[i + 1]! - offsets[i]!;
-      let same = r.offsets[k + 1]! - r.offsets[k]! === len;
-      for (let c = 0; same && c < len; c++) same = r.chars[r.offsets[k]! + c] === chars[offsets[i + 1]! - 1 - c];
-      if (!same) throw new Error(`reversed form ${k} is not form ${i} reversed`);
+    for (const tier of this.recent === undefined ? [this.anchor] : [this.anchor, this.recent]) {
+      tier.forms.verify();
+      const own = tier.forms.dictionary;
+      if (tier.toCurrent === undefined && own !== this.dictionary) throw new Error('a tier over another dictionary has no map');
+      if (tier.toCurrent !== undefined && tier.toCurrent.length !== own.size) throw new Error(`a tier of ${own.size} forms maps ${tier.toCurrent.length}`);
+      for (let i = 0; i < own.size; i++) {
+        const c = tier.toCurrent === undefined ? i : tier.toCurrent[i]!;
+        if (c < 0) continue;
+        if (c >= size || seen[c]++) throw new Error(`form ${c} named twice or out of range`);
+        const len = own.offsets[i + 1]! - own.offsets[i]!;
+        let same = offsets[c + 1]! - offsets[c]! === len;
+        for (let u = 0; same && u < len; u++) same = own.chars[own.offsets[i]! + u] === chars[offsets[c]! + u];
+        if (!same) throw new Error(`tier form ${i} is not form ${c}`);
+      }
     }
+    const missing = seen.indexOf(0);
+    if (missing >= 0) throw new Error(`form ${missing} is in no tier`);
   }
 
   /**
@@ -117,6 +193,74 @@ export class Correction {
     return [...hits].sort((a, b) => a[0] - b[0]).map(([i, d]) => ({ form: this.dictionary.form(i), df: this.dictionary.dfs[i]!, distance: d }));
   }
 
+  /** Calls `found(index, distance)` for every form within `maxDist` of `word` (some possibly twice), by current index. */
+  private search(word: string, maxDist: number, found: (index: number, distance: number) => void): void {
+    for (const tier of this.recent === undefined ? [this.anchor] : [this.anchor, this.recent]) {
+      const map = tier.toCurrent;
+      tier.forms.search(word, maxDist, map === undefined ? found : (i, d) => {
+        const c = map[i]!;
+        if (c >= 0) found(c, d);
+      });
+    }
+  }
+}
+
+/**
+ * What the walks read over one dictionary's forms: the packed forms with their jump tables, and the
+ * reversed forms, each made on first use (or the reversed ones carried over, `after`).
+ */
+class WalkForms {
+  /** The forms reversed and sorted, for the backward half of the search; built lazily. */
+  private reversed: ReversedForms | undefined;
+  /** The dictionary's packed forms with their jump tables (see `PackedForms`); built lazily. */
+  private packed: PackedForms | undefined;
+
+  constructor(readonly dictionary: SurfaceDictionary) {}
+
+  /** Whether a walk has built anything (else there is nothing to carry over). */
+  get built(): boolean {
+    return this.packed !== undefined || this.reversed !== undefined;
+  }
+
+  /**
+   * The forms of the dictionary `update` made from `previous`'s: the reversed forms are carried over when
+   * `previous` had built them and few forms are new (the new ones are sorted with a comparison sort:
+   * worth it for a few, not for a new vocabulary); otherwise they are built on first use.
+   */
+  static after(previous: WalkForms, update: DictionaryUpdate): WalkForms {
+    if (previous.dictionary !== update.base) throw new Error('the update was not made from these forms\' dictionary');
+    const next = new WalkForms(update.dictionary);
+    if (previous.reversed !== undefined && update.inserted.length <= update.dictionary.size / CARRY_LIMIT) {
+      next.reversed = next.reversedFrom(previous.reversed, update.moved, update.inserted);
+    }
+    return next;
+  }
+
+  /**
+   * Checks the invariants the walks rely on and throws an `Error` naming the first one broken: the
+   * reversed forms, when built, a permutation of the forms in strictly ascending reversed order, each
+   * packed as its form reversed. (The walks would still find every form in a misordered array, only
+   * slower: tests check the order.)
+   */
+  verify(): void {
+    const { chars, offsets } = this.dictionary;
+    const size = this.dictionary.size;
+    if (this.reversed === undefined) return;
+    const index = this.reversed.index;
+    const seen = new Uint8Array(size);
+    if (index.length !== size) throw new Error(`${index.length} reversed forms for ${size} forms`);
+    for (let k = 0; k < index.length; k++) {
+      const i = index[k]!;
+      if (!(i >= 0 && i < size) || seen[i]++) throw new Error(`reversed form ${k} names form ${i} twice or out of range`);
+      if (k > 0 && compareReversed(index[k - 1]!, i, chars, offsets) >= 0) throw new Error(`reversed forms out of order at ${k}`);
+      const r = this.reversed.packed;
+      const len = offsets[i + 1]! - offsets[i]!;
+      let same = r.offsets[k + 1]! - r.offsets[k]! === len;
+      for (let c = 0; same && c < len; c++) same = r.chars[r.offsets[k]! + c] === chars[offsets[i + 1]! - 1 - c];
+      if (!same) throw new Error(`reversed form ${k} is not form ${i} reversed`);
+    }
+  }
+
   /**
    * Calls `found(index, distance)` for every form within `maxDist` of `word` (some possibly twice).
    *
@@ -132,7 +276,7 @@ export class Correction {
    * exact suffix, walk F prefixes with at most maxDist − 1 typos. (fast-check compares it with a naive
    * scan.)
    */
-  private search(word: string, maxDist: number, found: (index: number, distance: number) => void): void {
+  search(word: string, maxDist: number, found: (index: number, distance: number) => void): void {
     const span = word.length - maxDist - 1;
     const forward = this.packedForms();
     if (maxDist === 0 || span <= 0) {

@@ -256,6 +256,19 @@ export class SurfaceDictionary {
     return { base, dictionary: out.done(), moved, inserted };
   }
 
+  /** The forms of `d` at `indices` (ascending), with their dfs: a dictionary of part of its forms. */
+  static subset(d: SurfaceDictionary, indices: Int32Array): SurfaceDictionary {
+    let units = 0;
+    for (let k = 0; k < indices.length; k++) units += d.offsets[indices[k]! + 1]! - d.offsets[indices[k]!]!;
+    const out = new Builder(indices.length, units);
+    for (let k = 0; k < indices.length; k++) {
+      const i = indices[k]!;
+      if (k > 0 && !(indices[k - 1]! < i)) throw new Error(`subset indices out of order at ${k}`);
+      out.copy(d, i, d.dfs[i]!);
+    }
+    return out.done();
+  }
+
   /**
    * Checks the invariants the readers rely on and throws an `Error` naming the first one broken: forms
    * strictly ascending with positive dfs.
