@@ -24,6 +24,22 @@ test('complete() equals filter by prefix, sort by df then alphabetically, cut to
     }), { numRuns: 300 });
 });
 
+test('complete() over hundreds of forms equals the naive order: ranges span the tree\'s blocks and their ends', () => {
+  // fast-check keeps generated dictionaries small by default; these are large enough that a prefix's
+  // range covers whole blocks of the argmax tree and partial ones at both ends, with tied dfs and distinct ones
+  fc.assert(fc.property(
+    fc.dictionary(word, fc.oneof(fc.integer({ min: 1, max: 4 }), fc.integer({ min: 1, max: 100_000 })), { minKeys: 100, maxKeys: 1500 }),
+    fc.string({ unit: fc.constantFrom(...UNITS), maxLength: 1 }),
+    fc.integer({ min: 1, max: 40 }),
+    (o, prefix, limit) => {
+      const entries = Object.entries(o).sort((x, y) => (x[0] < y[0] ? -1 : 1));
+      const dict = new Completion(SurfaceDictionary.merge([entries]));
+      const want = entries.filter(([f]) => f.startsWith(prefix))
+        .sort((x, y) => y[1] - x[1] || (x[0] < y[0] ? -1 : 1)).slice(0, limit).map(([f]) => f);
+      assert.deepEqual(dict.complete(prefix, limit), want);
+    }), { numRuns: 150 });
+});
+
 test('merge sums the dfs of a form across segments', () => {
   const dict = SurfaceDictionary.merge([
     [['apple', 2], ['apply', 5]],

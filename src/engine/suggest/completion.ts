@@ -3,12 +3,21 @@
  * prefix, the most frequent first. The prefix's forms are one range of the sorted dictionary (binary
  * search); the top `limit` dfs of the range come from a segment tree of range-argmax (a heap of
  * sub-ranges, O(limit · log n)), so a one-letter prefix with 100k forms costs no more than a long one.
- * The tree is built on the first completion; one `Completion` per dictionary.
+ * The tree's leaves are blocks of BLOCK forms, each holding its block's argmax; a query scans the partial
+ * blocks at its ends. A commit makes a new dictionary and so a new tree, built on its first completion:
+ * over blocks, that is a scan of the dfs and a tree 1/BLOCK the size (at a million documents' 1.4 M forms,
+ * ~2 ms instead of ~23 with a leaf per form). One `Completion` per dictionary.
  */
 import type { SurfaceDictionary } from '../surface/index.js';
 
+/** Forms per leaf of the argmax tree. */
+const BLOCK = 32;
+
 export class Completion {
-  /** Segment tree of range-argmax over the dfs (ties to the smaller index: alphabetical); built lazily. */
+  /**
+   * Segment tree of range-argmax over the blocks of BLOCK forms' dfs (ties to the smaller index:
+   * alphabetical), a form's index at each node; built lazily.
+   */
   private tree: Int32Array | undefined;
   private treeSize = 0;
 
@@ -78,32 +87,46 @@ export class Completion {
 
   /** Index of the largest df in [lo, hi), the smallest index among ties. */
   private argmax(lo: number, hi: number): number {
-    if (this.tree === undefined) this.buildTree();
-    const tree = this.tree!;
     const dfs = this.dictionary.dfs;
     let best = -1;
     const take = (i: number) => {
       if (best < 0 || dfs[i]! > dfs[best]! || (dfs[i]! === dfs[best]! && i < best)) best = i;
     };
-    // iterative bottom-up segment tree query over [lo, hi)
-    let l = lo + this.treeSize;
-    let r = hi + this.treeSize;
+    // the whole blocks inside [lo, hi) from the tree, the forms of the partial blocks at its ends one by one
+    const first = Math.ceil(lo / BLOCK);
+    const last = Math.floor(hi / BLOCK);
+    if (first >= last) {
+      for (let i = lo; i < hi; i++) take(i);
+      return best;
+    }
+    for (let i = lo; i < first * BLOCK; i++) take(i);
+    if (this.tree === undefined) this.buildTree();
+    const tree = this.tree!;
+    // iterative bottom-up segment tree query over blocks [first, last)
+    let l = first + this.treeSize;
+    let r = last + this.treeSize;
     while (l < r) {
       if (l & 1) take(tree[l++]!);
       if (r & 1) take(tree[--r]!);
       l >>= 1;
       r >>= 1;
     }
+    for (let i = last * BLOCK; i < hi; i++) take(i);
     return best;
   }
 
   private buildTree(): void {
     const n = this.dictionary.size;
+    const blocks = Math.ceil(n / BLOCK);
     let size = 1;
-    while (size < n) size <<= 1;
+    while (size < blocks) size <<= 1;
     const tree = new Int32Array(2 * size).fill(-1);
-    for (let i = 0; i < n; i++) tree[size + i] = i;
     const dfs = this.dictionary.dfs;
+    for (let b = 0; b < blocks; b++) {
+      let best = b * BLOCK;
+      for (let i = best + 1, end = Math.min(n, best + BLOCK); i < end; i++) if (dfs[i]! > dfs[best]!) best = i;
+      tree[size + b] = best;
+    }
     for (let p = size - 1; p >= 1; p--) {
       const a = tree[2 * p]!;
       const b = tree[2 * p + 1]!;
