@@ -310,15 +310,15 @@ class WalkForms {
       }
       const index = new Int32Array(n);
       for (let i = 0; i < n; i++) index[i] = i;
-      multikeySort(index, 0, n, 0, rchars, offsets);
+      multikeySort(index, rchars, offsets);
       const sortedChars = new Uint16Array(chars.length);
       const sortedOffsets = new Int32Array(n + 1);
       let at = 0;
       for (let k = 0; k < n; k++) {
         const i = index[k]!;
         sortedOffsets[k] = at;
-        sortedChars.set(rchars.subarray(offsets[i]!, offsets[i + 1]!), at);
-        at += offsets[i + 1]! - offsets[i]!;
+        // a loop, not `set` of a subarray: forms are a few units long, and a view per form is an object
+        for (let c = offsets[i]!, end = offsets[i + 1]!; c < end; c++) sortedChars[at++] = rchars[c]!;
       }
       sortedOffsets[n] = at;
       this.reversed = { packed: { chars: sortedChars, offsets: sortedOffsets, ends: jumpTables(sortedChars, sortedOffsets) }, index };
@@ -499,14 +499,30 @@ function jumpTables(chars: Uint16Array, offsets: Int32Array): Int32Array[] {
 }
 
 /**
- * Sorts `index[lo..hi)` by the code units of the forms they name (chars from `offsets[i]` to
- * `offsets[i + 1]`), all equal before `depth`, in code-unit order with a prefix first — JavaScript's
- * string order. Multikey quicksort (Bentley & Sedgewick): three-way partition on the code unit at
- * `depth` (−1 past a form's end), recurse on the smaller and larger parts, continue one unit deeper on
- * the equal part; short ranges by insertion sort.
+ * Sorts `index` by the code units of the forms they name (chars from `offsets[i]` to `offsets[i + 1]`),
+ * in code-unit order with a prefix first — JavaScript's string order. Multikey quicksort (Bentley &
+ * Sedgewick): three-way partition on the code unit at the range's depth (−1 past a form's end), recurse on
+ * the smaller and larger parts, continue one unit deeper on the equal part; short ranges by insertion
+ * sort. Each range's code units at its depth are read once into `keys`, beside the indices and swapped with
+ * them (Sinha, Ring & Zobel's copying: a partition pass then reads two sequential arrays, not the forms
+ * scattered in memory), and read again only when a range goes one unit deeper.
  */
-function multikeySort(index: Int32Array, lo: number, hi: number, depth: number, chars: Uint16Array, offsets: Int32Array): void {
-  const key = (i: number, d: number) => (offsets[i]! + d < offsets[i + 1]! ? chars[offsets[i]! + d]! : -1);
+function multikeySort(index: Int32Array, chars: Uint16Array, offsets: Int32Array): void {
+  const keys = new Int32Array(index.length);
+  const fill = (lo: number, hi: number, depth: number) => {
+    for (let k = lo; k < hi; k++) {
+      const i = index[k]!;
+      const at = offsets[i]! + depth;
+      keys[k] = at < offsets[i + 1]! ? chars[at]! : -1;
+    }
+  };
+  fill(0, index.length, 0);
+  sortRange(index, keys, 0, index.length, 0, chars, offsets, fill);
+}
+
+/** `multikeySort` of `index[lo..hi)`, whose forms agree before `depth` and whose `keys` hold their units at `depth`. */
+function sortRange(index: Int32Array, keys: Int32Array, lo: number, hi: number, depth: number, chars: Uint16Array,
+  offsets: Int32Array, fill: (lo: number, hi: number, depth: number) => void): void {
   while (hi - lo > 1) {
     if (hi - lo <= 12) {
       for (let k = lo + 1; k < hi; k++) {
@@ -520,29 +536,34 @@ function multikeySort(index: Int32Array, lo: number, hi: number, depth: number, 
       }
       return;
     }
-    const pivot = key(index[lo + ((hi - lo) >> 1)]!, depth);
+    const pivot = keys[lo + ((hi - lo) >> 1)]!;
     let lt = lo;
     let gt = hi - 1;
     let k = lo;
     while (k <= gt) {
-      const v = key(index[k]!, depth);
+      const v = keys[k]!;
       if (v < pivot) {
+        // keys[k] is left stale: the unit moved there equals the pivot, and the equal part is filled
+        // again one unit deeper before it is read
         const t = index[lt]!; index[lt] = index[k]!; index[k] = t;
+        keys[lt] = v;
         lt++;
         k++;
       } else if (v > pivot) {
         const t = index[gt]!; index[gt] = index[k]!; index[k] = t;
+        keys[k] = keys[gt]!; keys[gt] = v;
         gt--;
       } else {
         k++;
       }
     }
-    multikeySort(index, lo, lt, depth, chars, offsets);
-    multikeySort(index, gt + 1, hi, depth, chars, offsets);
+    sortRange(index, keys, lo, lt, depth, chars, offsets, fill);
+    sortRange(index, keys, gt + 1, hi, depth, chars, offsets, fill);
     if (pivot < 0) return; // the equal part ended at this depth: nothing left to order
     lo = lt;
     hi = gt + 1;
     depth++;
+    fill(lo, hi, depth);
   }
 }
 
