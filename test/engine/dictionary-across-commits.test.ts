@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Index } from '../../src/engine/index.js';
-import { createSearcher } from '../../src/engine/query/searcher.js';
+import { createSearcher, dictionaryCarry } from '../../src/engine/query/searcher.js';
 import { tempDir } from './index/fixtures.js';
 
 const WORDS = ['search', 'searching', 'seashell', 'season', 'engine', 'engineer', 'engines', 'index', 'indexes',
@@ -44,5 +44,38 @@ test('suggest and did-you-mean after commits, deletes and merges match a fresh s
   } finally {
     await w.close();
     await index.close();
+  }
+});
+
+test('a reader warmed after adopting a commit has updated its dictionary before the next query; one that never built one builds none', async (t) => {
+  const dir = tempDir(t);
+  const writerSide = await Index.open(dir);
+  const w = await writerSide.openWriter();
+  const reader = await Index.open(dir);
+  const idle = await Index.open(dir);
+  try {
+    w.upsert({ cid: 1n, title: 'one', text: 'search engines rank documents' });
+    await w.commit();
+    await reader.refresh();
+    const first = reader.searcher();
+    first.suggest('se'); // builds the dictionary that the next commit's searcher updates
+    const built = dictionaryCarry(first)!.dictionary;
+    w.upsert({ cid: 2n, title: 'two', text: 'seashells by the seashore' });
+    await w.commit();
+    assert.equal(await reader.refresh(), true);
+    reader.warm();
+    const carry = dictionaryCarry(reader.searcher())!;
+    assert.notEqual(carry.dictionary, built, 'the warmed searcher holds a dictionary of its own');
+    assert.deepEqual([...carry.sources.keys()].sort(), reader.snapshot().segments.map((s) => s.name).sort());
+    assert.equal(carry.dictionary.df('seashells'), 1);
+    const snap = reader.snapshot();
+    assert.deepEqual(reader.searcher().suggest('se', 8), createSearcher([...snap.segments], snap.generation).suggest('se', 8));
+
+    await idle.refresh();
+    idle.warm();
+    assert.equal(dictionaryCarry(idle.searcher()), undefined, 'no dictionary was needed, so none is built');
+  } finally {
+    await w.close();
+    await Promise.all([writerSide.close(), reader.close(), idle.close()]);
   }
 });

@@ -7,7 +7,7 @@
  */
 import { Index, type IndexOptions, type ResolvedIndexOptions } from '../index/index.js';
 import { SegmentCaches } from './segment-caches.js';
-import { createSearcher, dictionaryCarry, type DictionaryCarry, type Searcher } from './searcher.js';
+import { createSearcher, dictionaryCarry, warmDictionary, type DictionaryCarry, type Searcher } from './searcher.js';
 
 export class SearchableIndex extends Index {
   private searcherCache: { generation: number; searcher: Searcher } | undefined;
@@ -34,6 +34,16 @@ export class SearchableIndex extends Index {
     this.searcherCache = { generation: snap.generation, searcher };
     this.carriedDictionary = undefined;
     return searcher;
+  }
+
+  /**
+   * Besides the segments' structures (`Index.warm`), the current commit's searcher and, when the previous
+   * one had built its surface dictionary, the update of it: a reader that adopts a commit while it waits
+   * for queries pays for that then, not in the next suggest or did-you-mean.
+   */
+  override warm(): void {
+    super.warm();
+    warmDictionary(this.searcher());
   }
 
   /** The commit's searcher is built on first use; the old one is dropped now, its dictionary kept. */

@@ -145,6 +145,15 @@ export function dictionaryCarry(searcher: Searcher | undefined): DictionaryCarry
   return searcher instanceof SnapshotSearcher ? searcher.carry() : undefined;
 }
 
+/**
+ * Updates `searcher`'s surface dictionary (and the correction over it) now, when it has one to update
+ * from: what its first suggest or did-you-mean would otherwise pay. A searcher whose predecessor never
+ * built a dictionary builds none here.
+ */
+export function warmDictionary(searcher: Searcher): void {
+  if (searcher instanceof SnapshotSearcher) searcher.warmDictionary();
+}
+
 class SnapshotSearcher implements Searcher {
   readonly docCount: number;
   private readonly snap: Snapshot;
@@ -163,6 +172,11 @@ class SnapshotSearcher implements Searcher {
     this.docCount = this.snap.docCount;
     this.bytes = options.bytes ?? 0;
     this.dictionaryBase = options.dictionaryFrom;
+  }
+
+  /** See `warmDictionary`. */
+  warmDictionary(): void {
+    if (this.dictionary === undefined && this.dictionaryBase !== undefined) this.surfaceDictionary();
   }
 
   /** See `dictionaryCarry`. */
