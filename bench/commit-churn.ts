@@ -12,8 +12,9 @@
  * `--checkout` times another version of the engine (its `src/engine/index.ts`, compiled by tsx as this
  * one is; see bench/query-ab.ts for making a worktree of another commit). `--suggest` times completions
  * instead of searches: `suggest` of each query's first three characters, as a search box asks them.
+ * `--warm` calls `Index.warm()` after each commit, untimed, as a search worker does when it adopts one.
  *
- *   node --import tsx bench/commit-churn.ts <dir> [--every 100] [--checkout <dir>] [--suggest]
+ *   node --import tsx bench/commit-churn.ts <dir> [--every 100] [--checkout <dir>] [--suggest] [--warm]
  */
 import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,15 +25,16 @@ import { commandLine } from './command-line.js';
 
 interface Query { kind: string; q: string }
 
-const { option, flag, positional: [dir] } = commandLine(['suggest']);
+const { option, flag, positional: [dir] } = commandLine(['suggest', 'warm']);
 if (dir === undefined) {
-  console.error('usage: node --import tsx bench/commit-churn.ts <kept scale-run dir> [--every 100] [--checkout <dir>] [--suggest]');
+  console.error('usage: node --import tsx bench/commit-churn.ts <kept scale-run dir> [--every 100] [--checkout <dir>] [--suggest] [--warm]');
   process.exit(2);
 }
 const every = Number(option('every') ?? 100);
 if (!Number.isInteger(every) || every < 1) throw new Error('commit-churn: --every must be a positive integer');
 const checkout = resolve(option('checkout') ?? '.');
 const suggest = flag('suggest');
+const warm = flag('warm');
 const mod = await import(pathToFileURL(join(checkout, 'src/engine/index.ts')).href) as typeof import('../src/engine/index.js');
 
 const queries = (JSON.parse(readFileSync(join(dir, 'queries.json'), 'utf8')) as Query[]).filter((q) => q.kind === '1–3 words' || q.kind === 'titles');
@@ -45,7 +47,7 @@ try {
     ? (q: string) => { index.searcher().suggest(q.slice(0, 3).trim() || q); }
     : (q: string) => { index.searcher().search(q, { snippets: false }); };
   for (const { q } of queries) ask(q);
-  console.log(`# commit-churn: ${dir}, ${queries.length} ${suggest ? 'completions' : 'queries'}, engine of ${checkout}\n`);
+  console.log(`# commit-churn: ${dir}, ${queries.length} ${suggest ? 'completions' : 'queries'}${warm ? ', the index warmed after each commit' : ''}, engine of ${checkout}\n`);
   console.log('| commits | p50 ms | p90 ms | p99 ms | max ms | mean ms |');
   console.log('|---|---:|---:|---:|---:|---:|');
   let added = 0;
@@ -56,6 +58,7 @@ try {
         added++;
         writer.upsert({ cid: BigInt(2 ** 53) + BigInt(added), title: `Arrival ${added}`, text: `A page that arrived while ${q} was asked.`, url: `https://arrivals.test/${added}` });
         await writer.commit();
+        if (warm) index.warm();
       }
       const t0 = performance.now();
       ask(q);
