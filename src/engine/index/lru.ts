@@ -17,7 +17,17 @@ export class LruCache<V, K = number> {
   /** Counts insertions and moves: an entry's `at` is the clock when it last went to the end. */
   private clock = 0;
 
-  constructor(readonly maxBytes: number, private readonly sizeOf: (v: V) => number) {}
+  constructor(private bound: number, private readonly sizeOf: (v: V) => number) {}
+
+  /** The most bytes the entries may take. */
+  get maxBytes(): number {
+    return this.bound;
+  }
+
+  /** Raises the bound to `bytes` when it is lower (a cache whose entries grow with what they cache). */
+  atLeast(bytes: number): void {
+    if (bytes > this.bound) this.bound = bytes;
+  }
 
   get(key: K): V | undefined {
     const e = this.map.get(key);
@@ -40,7 +50,7 @@ export class LruCache<V, K = number> {
     const bytes = this.sizeOf(value);
     this.map.set(key, { value, bytes, at: ++this.clock });
     this.bytes += bytes;
-    while (this.bytes > this.maxBytes && this.map.size > 1) {
+    while (this.bytes > this.bound && this.map.size > 1) {
       const [k, e] = this.map.entries().next().value!;
       this.map.delete(k);
       this.bytes -= e.bytes;

@@ -15,10 +15,19 @@ import { LruCache } from '../index/lru.js';
 import { BLOCK_SIZE, CLIPPED_LENGTH, NO_MORE_DOCS, type SegmentReader } from '../index/types.js';
 
 /**
- * Bytes of per-segment term bitsets kept (`termBits`), least recently used first out: 64 MiB holds about
- * a hundred bitsets of a 5M-document segment, ~1,800 of a 300k-document one.
+ * Bytes of per-segment term bitsets kept (`termBits`), least recently used first out, at least: ~1,800
+ * bitsets of a 300k-document segment, ~540 of a million-document one.
  */
 export const TERM_BITS_CACHE_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Bitsets of the index's largest segment the cache holds at least, its bound raised as larger segments
+ * come (a bitset takes maxDoc / 8 bytes): the scale bench's 1,000 short and title queries use ~480
+ * frequent terms' bitsets. A fixed 64 MiB held ~100 of a 5M-document segment's, and they were rebuilt as
+ * they were used: on the million, a bound of that many (13 MiB) took the short queries' median from
+ * 0.44–0.60 to 0.84–0.91 ms (docs/benchmarks.md). 512 bitsets of 5M documents are 305 MiB.
+ */
+export const TERM_BITS_CACHE_BITSETS = 512;
 
 /**
  * A term gets a bitset (`termBits`) in a segment where it is in more than this fraction of the documents.
@@ -124,11 +133,19 @@ export function impactsOf(s: SegmentReader, term: string): Impacts {
 
 /** The caches of one index's searchers: one per `query/reader.ts` reader, handed to each snapshot. */
 export class SegmentCaches {
-  private readonly bits = new LruCache<Uint32Array, string>(TERM_BITS_CACHE_BYTES, (b) => b.byteLength);
+  private readonly bits: LruCache<Uint32Array, string>;
+  /** Bitsets of the largest segment the bitset cache holds at least. */
+  private readonly bitsets: number;
   private readonly kept = new LruCache<Impacts, string>(IMPACTS_CACHE_BYTES,
     (i) => i.starts.byteLength + i.tfs.byteLength + i.lengths.byteLength);
   private readonly readerIds = new WeakMap<SegmentReader, number>();
   private nextId = 0;
+
+  /** `limits` are TERM_BITS_CACHE_BYTES and TERM_BITS_CACHE_BITSETS but in tests. */
+  constructor(limits: { bitsBytes?: number; bitsets?: number } = {}) {
+    this.bits = new LruCache<Uint32Array, string>(limits.bitsBytes ?? TERM_BITS_CACHE_BYTES, (b) => b.byteLength);
+    this.bitsets = limits.bitsets ?? TERM_BITS_CACHE_BITSETS;
+  }
 
   /**
    * The documents of `term` in `s` as a bitset (bit d set when doc d has it, deleted docs included), for
@@ -141,6 +158,7 @@ export class SegmentCaches {
     if (bits) return bits;
     if (!hasTermBits(s.docFreq(term), s.maxDoc)) return undefined;
     bits = new Uint32Array((s.maxDoc + 31) >>> 5);
+    this.bits.atLeast(this.bitsets * bits.byteLength);
     const c = s.postings(term)!;
     for (let d = c.nextDoc(); d !== NO_MORE_DOCS; d = c.nextDoc()) bits[d >>> 5]! |= 1 << (d & 31);
     this.bits.set(key, bits);
@@ -150,6 +168,11 @@ export class SegmentCaches {
   /** Bytes of the bitsets kept. */
   get bitsetBytes(): number {
     return this.bits.size;
+  }
+
+  /** The most bytes of bitsets kept: TERM_BITS_CACHE_BYTES, or TERM_BITS_CACHE_BITSETS of the largest segment's. */
+  get bitsetBound(): number {
+    return this.bits.maxBytes;
   }
 
   /** `impactsOf(s, term)`, kept. */

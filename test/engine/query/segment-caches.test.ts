@@ -179,3 +179,29 @@ test('a query scored by accumulation makes no bitsets; one counted beside MaxSco
     assert.equal(caches.bitsetBytes > 0, bits, `${q}: bitsets kept`);
   }
 }));
+
+test('the bitset cache holds a number of the largest segment\'s bitsets, whatever its byte floor', () => inIndex(async (index) => {
+  // 4,000 documents: a bitset is 500 bytes. Ten words each in half of them, all frequent enough for one.
+  const words = Array.from({ length: 10 }, (_, i) => `garnet${String.fromCharCode(97 + i)}`);
+  const writer = await index.openWriter();
+  for (let i = 0; i < 4_000; i++) writer.upsert({ cid: BigInt(i + 1), title: '', text: words.filter((_, w) => (i >> (w % 4)) % 2 === 0).join(' ') || 'none' });
+  await writer.commit();
+  await writer.close();
+  const [seg] = index.snapshot().segments;
+  const bitsetBytes = 4 * Math.ceil(seg!.maxDoc / 32);
+  // a floor of two bitsets' bytes: with room for eight of the segment's, the cache keeps all eight it was asked for
+  const roomy = new SegmentCaches({ bitsBytes: 2 * bitsetBytes, bitsets: 8 });
+  const kept = words.slice(0, 8).map((w) => roomy.termBits(seg!, w));
+  assert.equal(roomy.bitsetBound, 8 * bitsetBytes);
+  words.slice(0, 8).forEach((w, i) => assert.equal(roomy.termBits(seg!, w), kept[i], `${w}: the same bitset`));
+  // with room for two, the first ones asked for are gone by the time the eighth is made
+  const tight = new SegmentCaches({ bitsBytes: 2 * bitsetBytes, bitsets: 2 });
+  const first = tight.termBits(seg!, words[0]!);
+  for (const w of words.slice(1, 8)) tight.termBits(seg!, w);
+  assert.equal(tight.bitsetBound, 2 * bitsetBytes);
+  assert.notEqual(tight.termBits(seg!, words[0]!), first, 'rebuilt after eviction');
+  // a byte floor above the bitsets' room is kept
+  const floor = new SegmentCaches({ bitsBytes: 100 * bitsetBytes, bitsets: 2 });
+  floor.termBits(seg!, words[0]!);
+  assert.equal(floor.bitsetBound, 100 * bitsetBytes);
+}));
