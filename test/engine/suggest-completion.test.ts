@@ -10,18 +10,21 @@ import { SurfaceDictionary } from '../../src/engine/surface/index.js';
 const UNITS = ['a', 'b', 'c', 'é', 'z', '中', '😀'];
 const word = fc.string({ unit: fc.constantFrom(...UNITS), minLength: 1, maxLength: 6 });
 
+/** complete() on the dictionary of `o` (form → df) against filtering by prefix, sorting by df then alphabetically. */
+function completesAsNaive(o: Record<string, number>, prefix: string, limit: number): void {
+  const entries = Object.entries(o).sort((x, y) => (x[0] < y[0] ? -1 : 1));
+  const dict = new Completion(SurfaceDictionary.merge([entries]));
+  const want = entries.filter(([f]) => f.startsWith(prefix))
+    .sort((x, y) => y[1] - x[1] || (x[0] < y[0] ? -1 : 1)).slice(0, limit).map(([f]) => f);
+  assert.deepEqual(dict.complete(prefix, limit), want);
+}
+
 test('complete() equals filter by prefix, sort by df then alphabetically, cut to limit', () => {
   fc.assert(fc.property(
     fc.dictionary(word, fc.integer({ min: 1, max: 5 }), { minKeys: 0, maxKeys: 400 }),
     fc.string({ unit: fc.constantFrom(...UNITS), maxLength: 3 }),
     fc.integer({ min: 0, max: 30 }),
-    (o, prefix, limit) => {
-      const entries = Object.entries(o).sort((x, y) => (x[0] < y[0] ? -1 : 1));
-      const dict = new Completion(SurfaceDictionary.merge([entries]));
-      const want = entries.filter(([f]) => f.startsWith(prefix))
-        .sort((x, y) => y[1] - x[1] || (x[0] < y[0] ? -1 : 1)).slice(0, limit).map(([f]) => f);
-      assert.deepEqual(dict.complete(prefix, limit), want);
-    }), { numRuns: 300 });
+    completesAsNaive), { numRuns: 300 });
 });
 
 test('complete() over hundreds of forms equals the naive order: ranges span the tree\'s blocks and their ends', () => {
@@ -31,13 +34,7 @@ test('complete() over hundreds of forms equals the naive order: ranges span the 
     fc.dictionary(word, fc.oneof(fc.integer({ min: 1, max: 4 }), fc.integer({ min: 1, max: 100_000 })), { minKeys: 100, maxKeys: 1500 }),
     fc.string({ unit: fc.constantFrom(...UNITS), maxLength: 1 }),
     fc.integer({ min: 1, max: 40 }),
-    (o, prefix, limit) => {
-      const entries = Object.entries(o).sort((x, y) => (x[0] < y[0] ? -1 : 1));
-      const dict = new Completion(SurfaceDictionary.merge([entries]));
-      const want = entries.filter(([f]) => f.startsWith(prefix))
-        .sort((x, y) => y[1] - x[1] || (x[0] < y[0] ? -1 : 1)).slice(0, limit).map(([f]) => f);
-      assert.deepEqual(dict.complete(prefix, limit), want);
-    }), { numRuns: 150 });
+    completesAsNaive), { numRuns: 150 });
 });
 
 test('merge sums the dfs of a form across segments', () => {
