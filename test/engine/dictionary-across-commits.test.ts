@@ -59,6 +59,7 @@ test('a reader warmed after adopting a commit has updated its dictionary before 
     await reader.refresh();
     const first = reader.searcher();
     first.suggest('se'); // builds the dictionary that the next commit's searcher updates
+    first.search('engimes'); // and a did-you-mean answer it may keep
     const built = dictionaryCarry(first)!.dictionary;
     w.upsert({ cid: 2n, title: 'two', text: 'seashells by the seashore' });
     await w.commit();
@@ -68,6 +69,9 @@ test('a reader warmed after adopting a commit has updated its dictionary before 
     assert.notEqual(carry.dictionary, built, 'the warmed searcher holds a dictionary of its own');
     assert.deepEqual([...carry.sources.keys()].sort(), reader.snapshot().segments.map((s) => s.name).sort());
     assert.equal(carry.dictionary.df('seashells'), 1);
+    // the first searcher's answer is kept, with the forms the commit changed to check it against
+    assert.equal(carry.corrections?.answers.get('engimes')?.fix, 'engines');
+    assert.deepEqual([...carry.corrections!.changes.entries()].map(([f]) => f), ['by', 'seashells', 'seashore', 'the', 'two']);
     const snap = reader.snapshot();
     assert.deepEqual(reader.searcher().suggest('se', 8), createSearcher([...snap.segments], snap.generation).suggest('se', 8));
 

@@ -133,6 +133,44 @@ test('a dictionary updated over commits and merges answers as one built from scr
     }), { numRuns: 300 });
 });
 
+test('a correction kept across updates is the fresh one whenever answersAsBefore says so', () => {
+  type Source = [string, number][];
+  const source = dictionary.map((m): Source => [...m].sort((x, y) => (x[0] < y[0] ? -1 : 1)));
+  const step = fc.record({ drop: fc.array(fc.nat(), { maxLength: 2 }), add: fc.array(source, { maxLength: 2 }), total: fc.integer({ min: 1_000, max: 30_000 }) });
+  let kept = 0;
+  fc.assert(fc.property(fc.array(source, { minLength: 1, maxLength: 3 }), fc.array(step, { minLength: 1, maxLength: 5 }), fc.array(word, { minLength: 1, maxLength: 8 }),
+    fc.integer({ min: 1_000, max: 30_000 }),
+    (initial, steps, probes, firstTotal) => {
+      let live: Source[] = initial;
+      let dict = SurfaceDictionary.merge(live);
+      // words of the dictionary too, whose own df can be rare under one total and not under the next
+      const asked = [...probes, ...initial[0]!.slice(0, 6).map(([f]) => f)];
+      const answers = asked.map((w) => ({ w, total: firstTotal, answer: new Correction(dict).correct(w, firstTotal) }));
+      let changes = SurfaceDictionary.empty();
+      for (const { drop, add, total } of steps) {
+        const dropped = new Set(drop.map((d) => d % live.length));
+        const updated = SurfaceDictionary.update(dict, live.filter((_, i) => dropped.has(i)), add);
+        dict = updated.dictionary;
+        live = [...live.filter((_, i) => !dropped.has(i)), ...add];
+        changes = SurfaceDictionary.merge([changes.entries(), updated.changed.entries()]);
+        const now = new Correction(dict);
+        const check = new Correction(changes);
+        for (const a of answers) {
+          if (!now.answersAsBefore(a.w, a.total, total, check)) continue;
+          kept++;
+          assert.equal(a.answer, now.correct(a.w, total), `${a.w}: kept from ${a.total} documents to ${total}`);
+        }
+      }
+    }), { numRuns: 300 });
+  assert.ok(kept > 100, `answers kept: ${kept}`);
+});
+
+test('an update says which forms changed df, by how much', () => {
+  const base = SurfaceDictionary.merge([[['alpha', 2], ['beta', 1], ['gamma', 4]]]);
+  const { changed } = SurfaceDictionary.update(base, [[['beta', 1], ['gamma', 4]]], [[['delta', 3], ['gamma', 4]], [['alpha', 1]]]);
+  assert.deepEqual([...changed.entries()], [['alpha', 1], ['beta', 1], ['delta', 3]]);
+});
+
 test('an update that removes a form more often than it was added is refused', () => {
   const dict = SurfaceDictionary.merge([[['abc', 1]]]);
   assert.throws(() => SurfaceDictionary.update(dict, [[['abc', 2]]], []), /removed more often/);

@@ -34,6 +34,12 @@ export const SNIPPET_MAX_CHARS = 240;
  * snapshot never changes, so the answer for a word is computed once per snapshot. Cleared when full.
  */
 export const CORRECTION_CACHE_LIMIT = 50_000;
+/**
+ * Most forms whose df changed that a searcher's kept corrections of earlier snapshots may have seen
+ * change (`KeptCorrections.changes`): each kept answer reused costs a correction walk over them, and a
+ * commit of one document changes ~100 forms, so the answers outlive dozens of such commits.
+ */
+export const KEPT_CHANGES_LIMIT = 8192;
 /** Shortest word did-you-mean looks at (CONTRACT §2: a term of ≥ 4 characters). */
 export const MIN_CORRECTED_LENGTH = 4;
 /** Suggestions returned when the caller does not say (CONTRACT §2: 10). */
@@ -135,6 +141,19 @@ export interface DictionaryCarry {
   readonly dictionary: SurfaceDictionary;
   readonly sources: ReadonlyMap<string, Iterable<readonly [form: string, df: number]>>;
   readonly correction: Correction | undefined;
+  /** Did-you-mean answers made over this dictionary or earlier ones. */
+  readonly corrections: KeptCorrections | undefined;
+}
+
+/**
+ * Did-you-mean answers of earlier snapshots, for a later one to reuse where the changes of its dictionary
+ * cannot have changed them (`Correction.answersAsBefore`): each word's answer with the document count it
+ * was made under, and every form whose df changed since the oldest of them was made (the updates'
+ * `changed`, merged), relative to the dictionary they are carried with.
+ */
+interface KeptCorrections {
+  readonly answers: ReadonlyMap<string, { fix: string | null; total: number }>;
+  readonly changes: SurfaceDictionary;
 }
 
 /**
@@ -158,13 +177,15 @@ class SnapshotSearcher implements Searcher {
   readonly docCount: number;
   private readonly snap: Snapshot;
   private readonly bytes: number;
-  private dictionary: Omit<DictionaryCarry, 'correction'> | undefined;
+  private dictionary: Omit<DictionaryCarry, 'correction' | 'corrections'> | undefined;
   /** What `dictionary` is updated from when first needed; dropped then. */
   private dictionaryBase: DictionaryCarry | undefined;
   /** The readers of `dictionary`, each made on first use (the correction may come carried over with it). */
   private correction: Correction | undefined;
   private completion: Completion | undefined;
   private readonly corrections = new Map<string, string | null>();
+  /** Answers of earlier snapshots, relative to `dictionary` once it is built, and the correction over their changes. */
+  private kept: { corrections: KeptCorrections; check: Correction | undefined } | undefined;
   private hostCounts: Map<string, number> | undefined;
 
   constructor(private readonly segments: SegmentReader[], readonly generation: number, options: SearcherOptions) {
@@ -181,7 +202,26 @@ class SnapshotSearcher implements Searcher {
 
   /** See `dictionaryCarry`. */
   carry(): DictionaryCarry | undefined {
-    return this.dictionary ? { ...this.dictionary, correction: this.correction } : this.dictionaryBase;
+    if (this.dictionary === undefined) return this.dictionaryBase;
+    return { ...this.dictionary, correction: this.correction, corrections: this.keptForNext() };
+  }
+
+  /** The answers a later snapshot may reuse: the kept ones and this one's, made over this dictionary. */
+  private keptForNext(): KeptCorrections | undefined {
+    const kept = this.kept?.corrections;
+    if (this.corrections.size === 0) return kept;
+    const answers = new Map(kept !== undefined && kept.answers.size + this.corrections.size <= CORRECTION_CACHE_LIMIT ? kept.answers : []);
+    for (const [word, fix] of this.corrections) answers.set(word, { fix, total: this.docCount });
+    return { answers, changes: kept?.changes ?? SurfaceDictionary.empty() };
+  }
+
+  /** The kept answer for `word` when this snapshot's `correction` gives the same, else undefined. */
+  private keptAnswer(word: string, correction: Correction): string | null | undefined {
+    const kept = this.kept;
+    const answer = kept?.corrections.answers.get(word);
+    if (kept === undefined || answer === undefined) return undefined;
+    kept.check ??= new Correction(kept.corrections.changes);
+    return correction.answersAsBefore(word, answer.total, this.docCount, kept.check) ? answer.fix : undefined;
   }
 
   search(q: string, given?: SearchOptions | null): SearchResult {
@@ -254,7 +294,8 @@ class SnapshotSearcher implements Searcher {
       const word = w.surfaces[0]!;
       let fix = this.corrections.get(word);
       if (fix === undefined) {
-        fix = correction.correct(word, this.docCount) ?? null;
+        const kept = this.keptAnswer(word, correction);
+        fix = kept !== undefined ? kept : correction.correct(word, this.docCount) ?? null;
         if (this.corrections.size >= CORRECTION_CACHE_LIMIT) this.corrections.clear();
         this.corrections.set(word, fix);
       }
@@ -294,6 +335,12 @@ class SnapshotSearcher implements Searcher {
           [...sources].filter(([name]) => !base.sources.has(name)).map(([, forms]) => forms));
         dictionary = updated.dictionary;
         this.correction = Correction.after(base.correction, updated);
+        // the earlier snapshots' answers, with the forms this update changed added to theirs
+        const kept = base.corrections;
+        if (kept !== undefined) {
+          const changes = updated.changed.size === 0 ? kept.changes : SurfaceDictionary.merge([kept.changes.entries(), updated.changed.entries()]);
+          if (changes.size <= KEPT_CHANGES_LIMIT) this.kept = { corrections: { answers: kept.answers, changes }, check: undefined };
+        }
       }
       this.dictionary = { dictionary, sources };
     }

@@ -33,8 +33,23 @@ import { gallopEnd, SurfaceDictionary, type DictionaryUpdate } from '../surface/
 /** Longest word `correct` looks at; longer tokens are identifiers or noise, not typos. */
 const MAX_CORRECT_LENGTH = 48;
 
+/** Whether `correct` looks at a word of `length` characters (CONTRACT §2: 4 or more). */
+function correctable(length: number): boolean {
+  return length >= 4 && length <= MAX_CORRECT_LENGTH;
+}
+
+/** The most edits a correction of a word of `length` characters may make (CONTRACT §2: 2 from 9 characters). */
+function correctionDistance(length: number): number {
+  return length >= 9 ? 2 : 1;
+}
+
 /** A word is "rare" when it is in at most this fraction of the documents (CONTRACT §2: 0.1%). */
 const RARE_FRACTION = 0.001;
+
+/** Whether a word in `df` of `totalDocs` documents is rare (only a rare word is corrected). */
+function rare(df: number, totalDocs: number): boolean {
+  return df <= RARE_FRACTION * totalDocs;
+}
 
 /**
  * `WalkForms.after` carries the reversed forms over when at most 1/CARRY_LIMIT of the forms are new;
@@ -48,6 +63,9 @@ const CARRY_LIMIT = 8;
  * and the walks never cross more than that share of dead forms.
  */
 const FOLD_LIMIT = 16;
+
+/** What `WalkForms.after` follows of a dictionary's update: where the forms went and which are new. */
+type FormsUpdate = Pick<DictionaryUpdate, 'base' | 'dictionary' | 'moved' | 'inserted'>;
 
 /** Forms the walks read, and where each is in the current dictionary (`toCurrent[i]`, −1 when gone; identity when undefined). */
 interface Tier {
@@ -165,10 +183,10 @@ export class Correction {
    */
   correct(word: string, totalDocs: number): string | undefined {
     const m = word.length;
-    if (m < 4 || m > MAX_CORRECT_LENGTH) return undefined;
+    if (!correctable(m)) return undefined;
     const dfs = this.dictionary.dfs;
     const own = this.dictionary.df(word);
-    if (own > RARE_FRACTION * totalDocs) return undefined;
+    if (!rare(own, totalDocs)) return undefined;
     let best = -1;
     let bestDist = Infinity;
     const consider = (i: number, d: number) => {
@@ -182,8 +200,24 @@ export class Correction {
     // smallest distance first: a candidate at distance 1 beats every one at 2, so the (far costlier)
     // distance-2 search runs only when distance 1 offers none
     this.search(word, 1, consider);
-    if (best < 0 && m >= 9) this.search(word, 2, consider);
+    if (best < 0 && correctionDistance(m) === 2) this.search(word, 2, consider);
     return best < 0 ? undefined : this.dictionary.form(best);
+  }
+
+  /**
+   * Whether `correct(word, totalNow)` here answers what `correct(word, totalBefore)` answered over an
+   * earlier dictionary, given `changes`, a correction over every form whose df differs between the two
+   * (`DictionaryUpdate.changed`, merged over several updates): it does when no changed form is within
+   * the word's correction distance (the word itself, at distance 0, included), so its own df and every
+   * candidate's are as they were, and the word is rare under both totals or under neither.
+   */
+  answersAsBefore(word: string, totalBefore: number, totalNow: number, changes: Correction): boolean {
+    if (!correctable(word.length)) return true;
+    let near = false;
+    changes.search(word, correctionDistance(word.length), () => { near = true; });
+    if (near) return false;
+    const own = this.dictionary.df(word);
+    return rare(own, totalBefore) === rare(own, totalNow);
   }
 
   /** Every form within `maxDist` (OSA distance) of `word`, with its distance, in ascending order. */
@@ -227,7 +261,7 @@ class WalkForms {
    * `previous` had built them and few forms are new (the new ones are sorted with a comparison sort:
    * worth it for a few, not for a new vocabulary); otherwise they are built on first use.
    */
-  static after(previous: WalkForms, update: DictionaryUpdate): WalkForms {
+  static after(previous: WalkForms, update: FormsUpdate): WalkForms {
     if (previous.dictionary !== update.base) throw new Error('the update was not made from these forms\' dictionary');
     const next = new WalkForms(update.dictionary);
     if (previous.reversed !== undefined && update.inserted.length <= update.dictionary.size / CARRY_LIMIT) {

@@ -28,6 +28,11 @@ export interface DictionaryUpdate {
   readonly moved: Int32Array;
   /** New indices of the forms base did not have, ascending. */
   readonly inserted: readonly number[];
+  /**
+   * The forms whose df differs between base and the new dictionary (new ones and gone ones included),
+   * each with the size of its change as its df: what an answer computed over base may depend on.
+   */
+  readonly changed: SurfaceDictionary;
 }
 
 /** Code units per `String.fromCharCode` call when a form is made a string. */
@@ -223,6 +228,7 @@ export class SurfaceDictionary {
     const moved = new Int32Array(n);
     /** New indices of the forms base did not have, ascending. */
     const inserted: number[] = [];
+    const changed = new Builder(plus.size + minus.size, plus.chars.length + minus.chars.length);
     let i = 0;
     let p = 0;
     let q = 0;
@@ -240,10 +246,12 @@ export class SurfaceDictionary {
       i = stop;
       if (next === undefined) break;
       const inBase = i < n && compareForms(base, i, next, at) === 0;
-      let df = inBase ? base.dfs[i]! : 0;
+      const was = inBase ? base.dfs[i]! : 0;
+      let df = was;
       if (fromPlus) df += plus.dfs[p++]!;
       if (fromMinus) df -= minus.dfs[q++]!;
       if (df < 0) throw new Error(`surface form ${JSON.stringify(next.form(at))} removed more often than it was added`);
+      if (df !== was) changed.copy(next, at, Math.abs(df - was));
       if (df > 0) {
         if (inBase) moved[i] = out.size;
         else inserted.push(out.size);
@@ -253,7 +261,7 @@ export class SurfaceDictionary {
       }
       if (inBase) i++;
     }
-    return { base, dictionary: out.done(), moved, inserted };
+    return { base, dictionary: out.done(), moved, inserted, changed: changed.done() };
   }
 
   /** The forms of `d` at `indices` (ascending), with their dfs: a dictionary of part of its forms. */
@@ -299,6 +307,11 @@ export class SurfaceDictionary {
       s += String.fromCharCode.apply(null, this.chars.subarray(at, Math.min(to, at + FORM_CHUNK)) as unknown as number[]);
     }
     return s;
+  }
+
+  /** Every (form, df), ascending: a source for `merge`. */
+  *entries(): Generator<readonly [form: string, df: number]> {
+    for (let i = 0; i < this.size; i++) yield [this.form(i), this.dfs[i]!];
   }
 
   /** Documents containing `form` (0 when absent). */
