@@ -73,16 +73,26 @@ interface Tier {
   toCurrent: Int32Array | undefined;
 }
 
+/** The recent tier: its forms are all current, at ascending indices. */
+interface RecentTier extends Tier {
+  toCurrent: Int32Array;
+}
+
 export class Correction {
   /** The tier of an earlier (or this) dictionary's forms, kept across commits. */
   private readonly anchor: Tier;
-  /** The current forms the anchor lacks, ascending; absent when there are none. */
-  private readonly recent: Tier | undefined;
+  /** The current forms the anchor lacks; absent when there are none. */
+  private readonly recent: RecentTier | undefined;
 
   /** A correction over `dictionary` alone; the tiers are `after`'s. */
-  constructor(readonly dictionary: SurfaceDictionary, tiers?: { anchor: Tier; recent?: Tier | undefined }) {
+  constructor(readonly dictionary: SurfaceDictionary, tiers?: { anchor: Tier; recent?: RecentTier | undefined }) {
     this.anchor = tiers?.anchor ?? { forms: new WalkForms(dictionary), toCurrent: undefined };
     this.recent = tiers?.recent;
+  }
+
+  /** The anchor, then the recent tier when there is one. */
+  private get tiers(): Tier[] {
+    return this.recent === undefined ? [this.anchor] : [this.anchor, this.recent];
   }
 
   /**
@@ -111,14 +121,14 @@ export class Correction {
     // the forms the anchor lacks: the recent ones that stayed and the inserted ones, two ascending lists
     // of distinct forms (an inserted form was not in the dictionary before, so not among the recent)
     /** Per recent form, its position among the new recent forms, −1 when gone. */
-    const recentMoved = new Int32Array(recent === undefined ? 0 : recent.toCurrent!.length);
+    const recentMoved = new Int32Array(recent === undefined ? 0 : recent.toCurrent.length);
     const inserted = update.inserted;
-    const fresh = new Int32Array((recent?.toCurrent!.length ?? 0) + inserted.length);
+    const fresh = new Int32Array(recentMoved.length + inserted.length);
     const freshInserted: number[] = [];
     let count = 0;
     let k = 0;
     for (let j = 0; j < recentMoved.length; j++) {
-      const now = moved[recent!.toCurrent![j]!]!;
+      const now = moved[recent!.toCurrent[j]!]!;
       if (now < 0) {
         recentMoved[j] = -1;
         continue;
@@ -154,7 +164,7 @@ export class Correction {
   verify(): void {
     const { chars, offsets, size } = this.dictionary;
     const seen = new Uint8Array(size);
-    for (const tier of this.recent === undefined ? [this.anchor] : [this.anchor, this.recent]) {
+    for (const tier of this.tiers) {
       tier.forms.verify();
       const own = tier.forms.dictionary;
       if (tier.toCurrent === undefined && own !== this.dictionary) throw new Error('a tier over another dictionary has no map');
@@ -229,7 +239,7 @@ export class Correction {
 
   /** Calls `found(index, distance)` for every form within `maxDist` of `word` (some possibly twice), by current index. */
   private search(word: string, maxDist: number, found: (index: number, distance: number) => void): void {
-    for (const tier of this.recent === undefined ? [this.anchor] : [this.anchor, this.recent]) {
+    for (const tier of this.tiers) {
       const map = tier.toCurrent;
       tier.forms.search(word, maxDist, map === undefined ? found : (i, d) => {
         const c = map[i]!;
