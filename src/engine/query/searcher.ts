@@ -37,7 +37,8 @@ export const CORRECTION_CACHE_LIMIT = 50_000;
 /**
  * Most forms whose df changed that a searcher's kept corrections of earlier snapshots may have seen
  * change (`KeptCorrections.changes`): each kept answer reused costs a correction walk over them, and a
- * commit of one document changes ~100 forms, so the answers outlive dozens of such commits.
+ * commit changes its documents' distinct forms (a few hundred for an article), so the answers outlive
+ * dozens of small commits.
  */
 export const KEPT_CHANGES_LIMIT = 8192;
 /** Shortest word did-you-mean looks at (CONTRACT §2: a term of ≥ 4 characters). */
