@@ -337,8 +337,9 @@ class SnapshotSearcher implements Searcher {
         dictionary = updated.dictionary;
         this.correction = Correction.after(base.correction, updated);
         // the earlier snapshots' answers, with the forms this update changed added to theirs
+        // (a union is at least as large as either side: past the limit alone, none is made)
         const kept = base.corrections;
-        if (kept !== undefined) {
+        if (kept !== undefined && updated.changed.size <= KEPT_CHANGES_LIMIT) {
           const changes = updated.changed.size === 0 ? kept.changes : SurfaceDictionary.merge([kept.changes.entries(), updated.changed.entries()]);
           if (changes.size <= KEPT_CHANGES_LIMIT) this.kept = { corrections: { answers: kept.answers, changes }, check: undefined };
         }

@@ -228,7 +228,8 @@ export class SurfaceDictionary {
     const moved = new Int32Array(n);
     /** New indices of the forms base did not have, ascending. */
     const inserted: number[] = [];
-    const changed = new Builder(plus.size + minus.size, plus.chars.length + minus.chars.length);
+    // sized as it grows: a merge adds and removes many forms and changes few
+    const changed = new Builder();
     let i = 0;
     let p = 0;
     let q = 0;
