@@ -55,13 +55,13 @@ export class Index implements WriterHost {
   readonly options: ResolvedIndexOptions;
   /** Decompressed text blocks of every segment, bounded by `storedCacheBytes`. */
   private readonly blockCache: BlockCache;
-  /** Postings and positions of recently read terms, bounded by `postingsCacheBytes`. */
+  /** Postings and positions of recently read terms, bounded by `postingsCacheBytes` or grown with the index. */
   private readonly termCache: TermBytesCache;
 
   protected constructor(readonly dir: string, options: ResolvedIndexOptions) {
     this.options = options;
     this.blockCache = new BlockCache(options.storedCacheBytes);
-    this.termCache = new TermBytesCache(options.postingsCacheBytes);
+    this.termCache = new TermBytesCache(options.postingsCacheBytes, options.postingsCacheGrows);
     this.state = { manifest: EMPTY_MANIFEST, views: [], snapshot: { generation: 0, segments: [], docs: 0, bytes: 0 } };
   }
 
@@ -144,10 +144,13 @@ export class Index implements WriterHost {
   private install(m: Manifest, views: SegmentView[]): CommitInfo {
     let docs = 0;
     let bytes = 0;
+    let postingsBytes = 0;
     for (const v of views) {
       docs += v.liveDocs;
       bytes += v.core.bytes;
+      postingsBytes += v.core.postingsAndPositionsBytes;
     }
+    this.termCache.fitTo(postingsBytes);
     const snapshot: IndexSnapshot = Object.freeze({ generation: m.generation, segments: Object.freeze(views.slice()), docs, bytes });
     this.state = { manifest: m, views, snapshot };
     const names = new Set(m.segments.map((s) => s.name));

@@ -18,6 +18,8 @@ export interface ResolvedIndexOptions {
   storedQuality: number;
   storedCacheBytes: number;
   postingsCacheBytes: number;
+  /** No `postingsCacheBytes` given: the term cache grows with the index from the default (`TermBytesCache.fitTo`). */
+  postingsCacheGrows: boolean;
 }
 
 export function resolveIndexOptions(o: IndexOptions = {}): ResolvedIndexOptions {
@@ -34,8 +36,9 @@ export function resolveIndexOptions(o: IndexOptions = {}): ResolvedIndexOptions 
     storedQuality: o.storedQuality ?? 3,
     storedCacheBytes: o.storedCacheBytes ?? DEFAULT_STORED_CACHE_BYTES,
     postingsCacheBytes: o.postingsCacheBytes ?? DEFAULT_POSTINGS_CACHE_BYTES,
+    postingsCacheGrows: o.postingsCacheBytes === undefined,
   };
-  const positive = (k: keyof ResolvedIndexOptions, min: number, max = Number.MAX_SAFE_INTEGER) => {
+  const positive = (k: Exclude<keyof ResolvedIndexOptions, 'postingsCacheGrows'>, min: number, max = Number.MAX_SAFE_INTEGER) => {
     const v = r[k];
     if (!Number.isSafeInteger(v) || v < min || v > max) throw new BadRequestError(`Index option ${k} must be an integer in [${min}, ${max}], got ${String(v)}.`, k);
   };

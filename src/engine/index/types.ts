@@ -214,6 +214,7 @@ export interface IndexOptions {
    *  Default 32 MiB; 0 keeps only the block last read. */
   storedCacheBytes?: number;
   /** Bytes of postings and positions of recently read terms kept in memory, shared by the index's
-   *  segments (an LRU): a term queried again is not read from the file again. Default 16 MiB; 0 = none. */
+   *  segments (an LRU): a term queried again is not read from the file again. 0 = none. Default: an
+   *  eighth of the open segments' postings and positions bytes, 16 MiB at least. */
   postingsCacheBytes?: number;
 }

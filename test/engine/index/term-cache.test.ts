@@ -1,11 +1,12 @@
 /**
  * The term cache of postings read at their offsets: bounded (a term larger than an eighth of it is never
- * kept), a closed segment's terms dropped; and postings read through no cache, a tiny one and the
+ * kept), a closed segment's terms dropped, its bound grown with the index unless one is given; and postings read through no cache, a tiny one and the
  * default one are the same, after merges too (the cache never changes what a cursor returns).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { TermBytesCache } from '../../../src/engine/index/segment-reader.js';
+import { POSTINGS_CACHE_SHARE, TermBytesCache } from '../../../src/engine/index/segment-reader.js';
+import { resolveIndexOptions } from '../../../src/engine/index/options.js';
 import { Index, NO_MORE_DOCS } from '../../../src/engine/index/index.js';
 import { tempDir } from './fixtures.js';
 
@@ -23,6 +24,24 @@ test('the term cache stays within its bound and drops a closed core', () => {
   assert.ok(c.get(b + 0) !== undefined);
   for (let k = 0; k < 20; k++) c.set(b + 2 + k, new Uint8Array(100));
   assert.ok(c.size <= c.maxBytes);
+});
+
+test('a growing term cache follows the open postings bytes up, never down; a given bound stays', () => {
+  const grows = new TermBytesCache(1000, true);
+  grows.fitTo(999 * POSTINGS_CACHE_SHARE);
+  assert.equal(grows.maxBytes, 1000); // the least bound stands
+  grows.fitTo(10_000 * POSTINGS_CACHE_SHARE + 1);
+  assert.equal(grows.maxBytes, 10_001);
+  grows.fitTo(100); // a merge's fewer bytes: what it replaced is dropped, the bound kept
+  assert.equal(grows.maxBytes, 10_001);
+  grows.set(grows.coreKey(), new Uint8Array(1_100)); // an eighth of the grown bound, over the least one's
+  assert.equal(grows.size, 1_164);
+  const fixed = new TermBytesCache(1000);
+  fixed.fitTo(10_000 * POSTINGS_CACHE_SHARE);
+  assert.equal(fixed.maxBytes, 1000);
+  assert.equal(resolveIndexOptions({}).postingsCacheGrows, true);
+  assert.equal(resolveIndexOptions({ postingsCacheBytes: 0 }).postingsCacheGrows, false);
+  assert.equal(resolveIndexOptions({ postingsCacheBytes: 1 << 20 }).postingsCacheGrows, false);
 });
 
 test('postings through no term cache, a tiny one and the default are the same', async (t) => {
