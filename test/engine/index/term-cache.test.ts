@@ -1,7 +1,8 @@
 /**
  * The term cache of postings read at their offsets: bounded (a term larger than an eighth of it is never
- * kept), a closed segment's terms dropped, its bound grown with the index unless one is given; and postings read through no cache, a tiny one and the
- * default one are the same, after merges too (the cache never changes what a cursor returns).
+ * kept), a closed segment's terms dropped, its bound grown with the index unless one is given; and
+ * postings read through no cache, a tiny one and the default one are the same, after merges too (the
+ * cache never changes what a cursor returns).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
