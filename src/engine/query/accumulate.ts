@@ -8,7 +8,8 @@
  *
  * Terms that only add to the score of a match — the optional terms beside required ones, and the
  * score-only common terms — are not accumulated: once a window's matches and partial scores are known,
- * each match reads them by advancing their cursors to it, highest bound first, and stops as soon as the
+ * each match reads them (from a common term's frequency column, else by advancing the term's cursor to
+ * it; maxscore.ts `termFreq`), highest bound first, and stops as soon as the
  * bounds left (each term's maximum contribution over its whole list) cannot lift it to the collector's
  * threshold. Counting never reads them.
  *
@@ -24,7 +25,7 @@ import { roundScore, type Bm25 } from '../rank/bm25.js';
 import type { Norms } from './norms.js';
 import type { TopK } from './collector.js';
 import type { DocIterator } from './iterators.js';
-import type { TermScorer } from './maxscore.js';
+import { termFreq, type TermScorer } from './maxscore.js';
 import { checkDeadline } from './deadline.js';
 import { popcount } from './bit-count.js';
 
@@ -179,11 +180,8 @@ export function accumulateTerms(
           let j = 0;
           for (; j < ne; j++) {
             if (score + rest[j]! < collector.minCompetitive) break;
-            const c = extra[j]!.cursor;
-            let cd = c.doc();
-            if (cd < d) cd = c.advance(d);
-            if (cd === d) {
-              const tf = c.freq();
+            const tf = termFreq(extra[j]!.cursor, extra[j]!.freqs, d);
+            if (tf > 0) {
               const s = (extra[j]!.weight * tf) / (tf + norm);
               score += round ? roundScore(s) : s;
             }

@@ -39,7 +39,7 @@ import {
   PhraseIterator, TermIterator, UnionIterator, conjunction, matchesAt, type DocIterator,
 } from './iterators.js';
 import type { LogicalQuery, ScoringNode, TermNode } from './logical.js';
-import { blockBound, topKDisjunction, type TermScorer } from './maxscore.js';
+import { blockBound, termFreq, topKDisjunction, type TermScorer } from './maxscore.js';
 import { hasTermBits } from './segment-caches.js';
 import { kthBound, type BlockBounds, type Snapshot } from './snapshot.js';
 
@@ -298,13 +298,16 @@ function executeSegment(
   if (!opened) return 0;
   // every scorer one literal shape, its bounds undefined when none are given (not spread from another
   // with them added): the scoring loops' property loads see one hidden class
-  const scorerOf = (c: OpenClause, bounds: BlockBounds | undefined): TermScorer =>
-    ({ cursor: c.terms[0]!.cursor, weight: weight.weights[c.terms[0]!.id]!, bounds });
-  const scorersOf = (clauses: OpenClause[]): TermScorer[] => clauses.map((c) => scorerOf(c, undefined));
+  const scorerOf = (c: OpenClause, bounds: BlockBounds | undefined, freqs: Uint8Array | undefined): TermScorer =>
+    ({ cursor: c.terms[0]!.cursor, weight: weight.weights[c.terms[0]!.id]!, bounds, freqs });
+  const scorersOf = (clauses: OpenClause[]): TermScorer[] => clauses.map((c) => scorerOf(c, undefined, undefined));
+  // terms read only at the documents others propose: from their frequency columns where kept
+  const probedScorersOf = (clauses: OpenClause[]): TermScorer[] =>
+    clauses.map((c) => scorerOf(c, undefined, snap.termFreqs(seg, c.terms[0]!.term)));
   // pruning reads block bounds; the exact ones of frequent terms prune where the index's own cannot.
   // Score-only terms never propose a candidate, so their bounds are used when kept but not computed.
   const boundedScorersOf = (clauses: OpenClause[], compute: boolean): TermScorer[] =>
-    clauses.map((c) => scorerOf(c, snap.blockBounds(seg, c.terms[0]!.term, compute)));
+    clauses.map((c) => scorerOf(c, snap.blockBounds(seg, c.terms[0]!.term, compute), snap.termFreqs(seg, c.terms[0]!.term)));
   const siteCost = opened.siteFilters.reduce((m, f) => Math.min(m, f.cost), Infinity);
   const termsOnly = q.must.every((n) => n.kind === 'term') && q.should.every((n) => n.kind === 'term');
   const dense = (cost: number) => cost >= seg.maxDoc * ACCUMULATE_DENSITY;
@@ -314,7 +317,7 @@ function executeSegment(
     // sparse one leads the walk far more cheaply than decoding every posting
     const leaderCost = Math.min(siteCost, ...opened.must.map((c) => c.it.cost));
     if (snap.plan === 'accumulate' || (snap.plan === 'auto' && dense(leaderCost))) {
-      return accumulateTerms(seg, scorersOf(opened.must), scorersOf(opened.should), scorersOf(opened.scoreOnly),
+      return accumulateTerms(seg, scorersOf(opened.must), probedScorersOf(opened.should), probedScorersOf(opened.scoreOnly),
         opened.siteFilters, opened.exclusions, snap.liveBits(seg), collector, snap.bm25, snap.norms(seg));
     }
   } else if (termsOnly && opened.should.length > 0) {
@@ -334,7 +337,7 @@ function executeSegment(
         if (!skippable) countCost += c.it.cost;
       });
       if (snap.plan === 'accumulate' || (snap.plan === 'auto' && dense(countCost))) {
-        return accumulateTerms(seg, [], scorersOf(opened.should), scorersOf(opened.scoreOnly), opened.siteFilters,
+        return accumulateTerms(seg, [], scorersOf(opened.should), probedScorersOf(opened.scoreOnly), opened.siteFilters,
           opened.exclusions, snap.liveBits(seg), collector, snap.bm25, snap.norms(seg));
       }
       // counting consumes its own iterators; the top-k pass gets fresh ones
@@ -372,6 +375,9 @@ function leaderWalk(
   const weights = weight.weights;
   const nMust = o.must.length;
   const scoring = [...o.must, ...o.should, ...o.scoreOnly];
+  // optional terms only probed at candidates (not in the leading union) read a kept frequency column
+  const columns = scoring.map((c, ci) => (collector && ci >= nMust && c.node.kind === 'term' && (!needShould || ci >= nMust + o.should.length)
+    ? snap.termFreqs(seg, c.node.term) : undefined));
   // one cursor per distinct scoring term, for block-max bounds: the sum of the bounds of the blocks that
   // hold the candidate bounds its score; it holds up to the nearest of those blocks' ends (`windowEnd`)
   const bounded = new Map<number, OpenClause['terms'][number]>();
@@ -438,6 +444,17 @@ function leaderWalk(
     let score = 0;
     for (let ci = 0; ci < scoring.length; ci++) {
       const c = scoring[ci]!;
+      const column = columns[ci];
+      if (column !== undefined) {
+        const t = c.terms[0]!;
+        if (t.id < 0 || stamps[t.id] === stamp) continue;
+        const tf = termFreq(t.cursor, column, doc);
+        if (tf === 0) continue;
+        stamps[t.id] = stamp;
+        const s = (weights[t.id]! * tf) / (tf + norm);
+        score += round ? roundScore(s) : s;
+        continue;
+      }
       if (ci >= nMust && !matchesAt(c.it, doc)) continue;
       for (const t of c.terms) {
         if (t.id < 0 || stamps[t.id] === stamp) continue; // a term of several matched clauses counts once

@@ -29,12 +29,15 @@ import type { Norms } from './norms.js';
 import type { TopK } from './collector.js';
 import type { BlockBounds } from './snapshot.js';
 import { checkDeadline } from './deadline.js';
+import { TERM_FREQS_CLIPPED } from './segment-caches.js';
 
 export interface TermScorer {
   cursor: PostingsCursor;
   weight: number;
   /** The exact largest contribution per block of the cursor's postings (Snapshot.blockBounds), when kept. */
   bounds?: BlockBounds | undefined;
+  /** The term's frequency per document of the segment (SegmentCaches.termFreqs), when kept. */
+  freqs?: Uint8Array | undefined;
 }
 
 /**
@@ -44,6 +47,21 @@ export interface TermScorer {
  */
 export function blockBound(bm25: Bm25, weight: number, cursor: PostingsCursor, exact: BlockBounds | undefined): number {
   return exact !== undefined ? exact.perBlock[cursor.shallowBlock()]! : bm25.score(weight, cursor.blockMaxFreq(), cursor.blockMinLength());
+}
+
+/**
+ * `doc`'s frequency of a term, 0 when `doc` lacks it: read from the term's column when kept
+ * (SegmentCaches.termFreqs; a clipped value is read from the postings), else by advancing its cursor to
+ * `doc`. Calls for one cursor must come with increasing docs.
+ */
+export function termFreq(cursor: PostingsCursor, freqs: Uint8Array | undefined, doc: number): number {
+  if (freqs !== undefined) {
+    const f = freqs[doc]!;
+    if (f !== TERM_FREQS_CLIPPED) return f;
+  }
+  let d = cursor.doc();
+  if (d < doc) d = cursor.advance(doc);
+  return d === doc ? cursor.freq() : 0;
 }
 
 /**
@@ -66,12 +84,14 @@ export function topKDisjunction(
   const allCursors = scorers.map((s) => s.cursor);
   const allWeights = Float64Array.from(scorers, (s) => s.weight);
   const allBounds = scorers.map((s) => s.bounds);
+  const allFreqs = scorers.map((s) => s.freqs);
+  const freqCols: (Uint8Array | undefined)[] = allFreqs.slice();
   const bounds = new Float64Array(n);
   const cursors: PostingsCursor[] = allCursors.slice();
   const weights = new Float64Array(n);
   /** prefix[i] = Σ bounds of cursors[0..i]. */
   const prefix = new Float64Array(n);
-  const window = new WindowScorer(seg, cursors, weights, prefix, fixed, accept, collector, norms, bm25.round);
+  const window = new WindowScorer(seg, cursors, freqCols, weights, prefix, fixed, accept, collector, norms, bm25.round);
   const ceilings = Float64Array.from(scorers, (s) => termBound(bm25, s));
   const leads = new Leads(scorers, fixed, ceilings);
   for (let i = 0; i < fixed; i++) bounds[i] = ceilings[i]!;
@@ -125,6 +145,7 @@ export function topKDisjunction(
     for (let i = 0; i < n; i++) {
       const o = order[i]!;
       cursors[i] = allCursors[o]!;
+      freqCols[i] = allFreqs[o];
       weights[i] = allWeights[o]!;
       prefix[i] = acc += bounds[o]!;
     }
@@ -157,6 +178,7 @@ class WindowScorer {
     private readonly seg: SegmentReader,
     /** The window's cursors by ascending bound, the score-only ones first; re-ordered per window by the caller. */
     private readonly cursors: PostingsCursor[],
+    private readonly freqCols: (Uint8Array | undefined)[],
     private readonly weights: Float64Array,
     /** prefix[i] = Σ bounds of cursors[0..i] in the window. */
     private readonly prefix: Float64Array,
@@ -285,16 +307,13 @@ class WindowScorer {
    * and thresholds are) is boxed on every call.
    */
   private complete(doc: number, score: number, e: number, t: number): number {
-    const { cursors, weights, prefix, round, collector } = this;
+    const { cursors, freqCols, weights, prefix, round, collector } = this;
     let norm = -1;
     for (let i = e - 1; i >= 0; i--) {
       if (score + prefix[i]! < t) return t;
-      const c = cursors[i]!;
-      let d = c.doc();
-      if (d < doc) d = c.advance(doc);
-      if (d === doc) {
+      const tf = termFreq(cursors[i]!, freqCols[i], doc);
+      if (tf > 0) {
         if (norm < 0) norm = this.norms.at(doc);
-        const tf = c.freq();
         const s = (weights[i]! * tf) / (tf + norm);
         score += round ? roundScore(s) : s;
       }

@@ -2,8 +2,8 @@
  * What queries derive from a segment reader's postings, lengths and deletes alone, kept across the
  * snapshots of successive commits. A commit makes a new snapshot whose statistics (N, avgdl, so every
  * score and every exact block bound) differ from the last one's, but the segments it kept are the same
- * readers: the documents of a frequent term as a bitset and the impacts of a term's blocks depend on
- * nothing else. Rebuilding them at every commit was most of the time of the queries that followed one:
+ * readers: the documents of a frequent term as a bitset, a common term's frequency per document and the
+ * impacts of a term's blocks depend on nothing else. Rebuilding them at every commit was most of the time of the queries that followed one:
  * on a million Wikipedia articles, 1,000 short queries with a commit of one document every 100 of them
  * took 7.2–7.5 ms on average against 0.9–1.0 ms without commits, and 3.5 ms with them kept
  * (docs/benchmarks.md).
@@ -131,6 +131,29 @@ export function impactsOf(s: SegmentReader, term: string): Impacts {
   return { starts, tfs: Int32Array.from(tfs), lengths: Uint32Array.from(lengths) };
 }
 
+/**
+ * A term gets a column of its frequencies (`termFreqs`) in a segment where it is in more than this
+ * fraction of the documents: the common words of the common-terms rule (docs/ranking.md), which a query
+ * reads only at the documents its other terms propose. Read through the postings, such a word's blocks are
+ * short and nearly every one holds a candidate, so probing it decoded most of its list; a column reads one
+ * byte. On the million-article extract: 23 words besides the common-word pairs; at 0.15, 85 more, which
+ * the scale bench's queries did not answer faster.
+ */
+export const TERM_FREQS_MIN_RATIO = 0.3;
+
+/** A column's value for a frequency of this or more: the exact one is read from the postings. */
+export const TERM_FREQS_CLIPPED = 255;
+
+/** Bytes of frequency columns kept (`termFreqs`), least recently used first out, at least. */
+export const TERM_FREQS_CACHE_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Columns of the index's largest segment the cache holds at least, its bound raised as larger segments
+ * come (a column takes maxDoc bytes): every word in more than TERM_FREQS_MIN_RATIO of the documents of
+ * the million-article extract, with room to spare (32 MiB there, 160 MiB at five million).
+ */
+export const TERM_FREQS_CACHE_COLUMNS = 32;
+
 /** The caches of one index's searchers: one per `query/reader.ts` reader, handed to each snapshot. */
 export class SegmentCaches {
   private readonly bits: LruCache<Uint32Array, string>;
@@ -138,6 +161,7 @@ export class SegmentCaches {
   private readonly bitsets: number;
   private readonly kept = new LruCache<Impacts, string>(IMPACTS_CACHE_BYTES,
     (i) => i.starts.byteLength + i.tfs.byteLength + i.lengths.byteLength);
+  private readonly freqs = new LruCache<Uint8Array, string>(TERM_FREQS_CACHE_BYTES, (c) => c.byteLength);
   private readonly readerIds = new WeakMap<SegmentReader, number>();
   private nextId = 0;
 
@@ -163,6 +187,28 @@ export class SegmentCaches {
     for (let d = c.nextDoc(); d !== NO_MORE_DOCS; d = c.nextDoc()) bits[d >>> 5]! |= 1 << (d & 31);
     this.bits.set(key, bits);
     return bits;
+  }
+
+  /**
+   * The frequency of `term` in each document of `s` (0 where it is absent, TERM_FREQS_CLIPPED for that or
+   * more; deleted documents included), for terms in more than TERM_FREQS_MIN_RATIO of the segment's
+   * documents: a query that probes such a term at its candidates reads a byte instead of advancing
+   * through the postings (maxscore.ts `termFreq`). Undefined for rarer terms.
+   */
+  termFreqs(s: SegmentReader, term: string): Uint8Array | undefined {
+    const key = this.key(s, term);
+    let column = this.freqs.get(key);
+    if (column) return column;
+    if (!(s.docFreq(term) > TERM_FREQS_MIN_RATIO * s.maxDoc)) return undefined;
+    column = new Uint8Array(s.maxDoc);
+    this.freqs.atLeast(TERM_FREQS_CACHE_COLUMNS * column.byteLength);
+    const c = s.postings(term)!;
+    for (let d = c.nextDoc(); d !== NO_MORE_DOCS; d = c.nextDoc()) {
+      const f = c.freq();
+      column[d] = f < TERM_FREQS_CLIPPED ? f : TERM_FREQS_CLIPPED;
+    }
+    this.freqs.set(key, column);
+    return column;
   }
 
   /** Bytes of the bitsets kept. */

@@ -138,6 +138,11 @@ export class Snapshot {
     return norms;
   }
 
+  /** The frequencies of `term` in `s` per document when it is common there (SegmentCaches.termFreqs). */
+  termFreqs(s: SegmentReader, term: string): Uint8Array | undefined {
+    return this.caches.termFreqs(s, term);
+  }
+
   /** The documents of `term` in `s` as a bitset when it is frequent there (SegmentCaches.termBits). */
   termBits(s: SegmentReader, term: string): Uint32Array | undefined {
     return this.caches.termBits(s, term);

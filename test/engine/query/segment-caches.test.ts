@@ -15,7 +15,7 @@ import { Index, createSearcher, type Searcher } from '../../../src/engine/index.
 import { BLOCK_SIZE, NO_MORE_DOCS, type SegmentReader, type StoredDocument } from '../../../src/engine/index/types.js';
 import { roundScore } from '../../../src/engine/rank/bm25.js';
 import { Norms } from '../../../src/engine/query/norms.js';
-import { SegmentCaches, impactsOf } from '../../../src/engine/query/segment-caches.js';
+import { SegmentCaches, TERM_FREQS_CLIPPED, impactsOf } from '../../../src/engine/query/segment-caches.js';
 import { Snapshot } from '../../../src/engine/query/snapshot.js';
 import { REFERENCE_COMMON_RATIO, referenceSearch } from './reference.js';
 
@@ -204,4 +204,75 @@ test('the bitset cache holds a number of the largest segment\'s bitsets, whateve
   const floor = new SegmentCaches({ bitsBytes: 100 * bitsetBytes, bitsets: 2 });
   floor.termBits(seg!, words[0]!);
   assert.equal(floor.bitsetBound, 100 * bitsetBytes);
+}));
+
+test('a common term\'s frequency column holds each document\'s frequency, clipped; rarer terms have none', () => inIndex(async (index) => {
+  // "the" in 3 of 5 documents, 1–400 times (so some at or past the clip); "rare" in 1 of 10
+  const docs: StoredDocument[] = [];
+  for (let i = 0; i < 500; i++) {
+    const the = i % 5 < 3 ? 1 + ((i * 37) % 400) : 0;
+    docs.push({ cid: BigInt(i + 1), title: '', text: `${'the '.repeat(the)}${i % 10 === 0 ? 'rare ' : ''}stone` });
+  }
+  const writer = await index.openWriter();
+  for (const d of docs) writer.upsert(d);
+  await writer.commit();
+  await writer.close();
+  const [seg] = index.snapshot().segments;
+  const caches = new SegmentCaches();
+  const column = caches.termFreqs(seg!, 'the')!;
+  assert.equal(column.length, seg!.maxDoc);
+  const want = new Uint8Array(seg!.maxDoc);
+  const c = seg!.postings('the')!;
+  let clipped = 0;
+  for (let d = c.nextDoc(); d !== NO_MORE_DOCS; d = c.nextDoc()) {
+    want[d] = Math.min(c.freq(), TERM_FREQS_CLIPPED);
+    if (c.freq() >= TERM_FREQS_CLIPPED) clipped++;
+  }
+  assert.ok(clipped > 0, 'some frequencies are clipped');
+  assert.deepEqual(column, want);
+  assert.equal(caches.termFreqs(seg!, 'the'), column, 'kept');
+  assert.equal(caches.termFreqs(seg!, 'rare'), undefined, 'a term in 10% of the documents has no column');
+}));
+
+test('queries that read common terms from their columns answer as the reference, clipped frequencies and deletes included', () => inIndex(async (index) => {
+  // "the" and "of" common, frequencies up to 300 (past the clip); "quartz" and "basalt" rare
+  let seed = 11;
+  const rand = (n: number) => { seed = (Math.imul(seed, 1103515245) + 12345) >>> 0; return (seed >>> 8) % n; };
+  const docs: StoredDocument[] = [];
+  for (let i = 0; i < 3_000; i++) {
+    const words: string[] = [];
+    if (rand(10) < 7) words.push(...Array<string>(rand(8) === 0 ? 240 + rand(60) : 1 + rand(6)).fill('the'));
+    if (rand(10) < 5) words.push(...Array<string>(1 + rand(4)).fill('of'));
+    if (rand(10) < 1) words.push(...Array<string>(1 + rand(3)).fill('quartz'));
+    if (rand(10) < 2) words.push('basalt');
+    words.push(...Array<string>(rand(40)).fill('filler'));
+    docs.push({ cid: BigInt(1 + rand(1_000_000_000)), title: '', text: words.join(' ') || 'filler' });
+  }
+  const unique = [...new Map(docs.map((d) => [d.cid, d])).values()];
+  const writer = await index.openWriter();
+  for (const d of unique) writer.upsert(d);
+  await writer.commit();
+  const queries = ['quartz the', 'quartz basalt the of', 'basalt of', '+quartz the of', 'the of', 'the', '+the +of basalt', 'quartz the "basalt filler"', '+quartz "the the" of'];
+  const check = (live: StoredDocument[], round: string) => {
+    const segments = [...index.snapshot().segments];
+    for (const plan of ['auto', 'maxscore', 'accumulate'] as const) {
+      const s = createSearcher(segments, 1, { plan, caches: new SegmentCaches() });
+      // a page of 20 prunes; one of 1,000 holds every match of the rare terms, so each is probed
+      for (const q of queries) {
+        for (const pageSize of [20, 1_000]) {
+          const want = referenceSearch(live, q, REFERENCE_COMMON_RATIO);
+          const got = s.search(q, { pageSize, snippets: false });
+          assert.equal(got.total, want.total, `${round} ${plan} ${q}: total`);
+          assert.deepEqual(got.hits.map((h) => [h.cid, h.score]), want.hits.slice(0, pageSize).map((h) => [h.cid, h.score]), `${round} ${plan} ${q} (${pageSize})`);
+        }
+      }
+    }
+  };
+  check(unique, 'written');
+  // delete a third, among them documents that would rank: the columns still hold their frequencies
+  const deleted = new Set(unique.filter((_, i) => i % 3 === 0).map((d) => d.cid));
+  for (const cid of deleted) writer.delete(cid);
+  await writer.commit();
+  await writer.close();
+  check(unique.filter((d) => !deleted.has(d.cid)), 'after deletes');
 }));
