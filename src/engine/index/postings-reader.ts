@@ -493,6 +493,10 @@ export class BlockPostingsCursor implements PostingsCursor {
     return this.shallow;
   }
 
+  blockLastDoc(b: number): number {
+    return b < this.nBlocks ? this.lastDocs[b]! : NO_MORE_DOCS;
+  }
+
   blockMaxFreq(): number {
     return this.shallow < this.nBlocks ? this.blockMaxF[this.shallow]! : 0;
   }

@@ -93,6 +93,8 @@ export interface PostingsCursor {
   shallowAdvance(target: number): number;
   /** The index of the block `shallowAdvance` moved to (blocks hold BLOCK_SIZE postings each, the last one the rest). */
   shallowBlock(): number;
+  /** The last doc of block `b` (NO_MORE_DOCS past the last block): a block starts after its predecessor's. */
+  blockLastDoc(b: number): number;
   blockMaxFreq(): number;
   blockMinLength(): number;
   /** Largest term frequency / smallest document length over the whole list: a term-wide upper bound. */

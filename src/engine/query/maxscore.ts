@@ -96,6 +96,7 @@ export function topKDisjunction(
   const leads = new Leads(scorers, fixed, ceilings);
   for (let i = 0; i < fixed; i++) bounds[i] = ceilings[i]!;
 
+  const lone = n - fixed === 1 && allBounds[fixed] !== undefined ? { cursor: allCursors[fixed]!, perBlock: allBounds[fixed]!.perBlock } : undefined;
   let target = leads.next(-Infinity, 0);
   while (target < NO_MORE_DOCS) {
     checkDeadline();
@@ -120,9 +121,10 @@ export function topKDisjunction(
     sum += leads.scoreOnlyCeiling;
     const t = Math.max(collector.minCompetitive, floor);
     const after = windowEnd === NO_MORE_DOCS ? NO_MORE_DOCS : windowEnd + 1;
-    // a window no document of which can enter is passed over on the skip data alone: no block decoded
+    // a window no document of which can enter is passed over on the skip data alone: no block decoded.
+    // A lone optional term with exact bounds goes on to its next block that can hold an entrant.
     if (sum < t) {
-      target = after;
+      target = lone === undefined || windowEnd === NO_MORE_DOCS ? after : nextReachable(lone, t - leads.scoreOnlyCeiling);
       continue;
     }
     // the window starts at the next document of a term that can still lead; past the window's end, the
@@ -153,6 +155,19 @@ export function topKDisjunction(
     window.run(windowStart, windowEnd, t);
     target = after;
   }
+}
+
+/**
+ * Where the window after the current block of `lone`'s cursor starts: at the first later block whose exact
+ * bound reaches `need` (NO_MORE_DOCS when none does), its bounds scanned in the array rather than a window
+ * drawn per block. A frequent word's blocks mostly sit under the threshold: "the" on a million articles
+ * passed over ~6,600 of its ~7,000 blocks a window at a time.
+ */
+function nextReachable(lone: { cursor: PostingsCursor; perBlock: Float64Array }, need: number): number {
+  const { cursor, perBlock } = lone;
+  let b = cursor.shallowBlock() + 1;
+  while (b < perBlock.length && perBlock[b]! < need) b++;
+  return b >= perBlock.length ? NO_MORE_DOCS : cursor.blockLastDoc(b - 1) + 1;
 }
 
 /** Documents of an inner window of several essential lists: its score array (8 B a document) stays in cache. */

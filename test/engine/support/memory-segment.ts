@@ -59,6 +59,9 @@ class MemoryCursor implements PostingsCursor {
     return this.list[Math.min((b + 1) * BLOCK_SIZE, this.list.length) - 1]!.doc;
   }
   shallowBlock(): number { return this.block; }
+  blockLastDoc(b: number): number {
+    return b * BLOCK_SIZE < this.list.length ? this.list[Math.min((b + 1) * BLOCK_SIZE, this.list.length) - 1]!.doc : NO_MORE_DOCS;
+  }
   private blockSlice(): Posting[] { return this.list.slice(this.block * BLOCK_SIZE, (this.block + 1) * BLOCK_SIZE); }
   blockMaxFreq(): number { return Math.max(...this.blockSlice().map((p) => p.freq)); }
   blockMinLength(): number { return Math.min(...this.blockSlice().map((p) => this.lengths[p.doc]!)); }
