@@ -6,8 +6,9 @@
  * max tf, block min length), a true upper bound of every integer contribution in the block (rank/bm25.ts). Terms
  * sorted by bound, the longest prefix whose bounds sum to less than the collector's threshold is
  * *non-essential*: a document matching only those cannot enter the top k, so candidates come
- * from the essential terms alone, and non-essential terms are only advanced to a candidate, highest bound
- * first, until the remaining bounds cannot lift it to the threshold. One essential list is scored a block
+ * from the essential terms alone, and non-essential terms are only read at a candidate (a common word
+ * from its frequency column, others by advancing their cursors: `termFreq`), highest bound first, until
+ * the remaining bounds cannot lift it to the threshold. One essential list is scored a block
  * at a time; several, an inner window of 4,096 documents at a time, every posting's contribution added
  * into a score array before the marked documents are completed in order (Lucene's MaxScoreBulkScorer),
  * instead of finding each candidate as the least document of the lists. A window whose whole sum is below the
@@ -193,6 +194,7 @@ class WindowScorer {
     private readonly seg: SegmentReader,
     /** The window's cursors by ascending bound, the score-only ones first; re-ordered per window by the caller. */
     private readonly cursors: PostingsCursor[],
+    /** Per cursor, its term's frequency column when kept (`termFreq`); re-ordered with them. */
     private readonly freqCols: (Uint8Array | undefined)[],
     private readonly weights: Float64Array,
     /** prefix[i] = Σ bounds of cursors[0..i] in the window. */
