@@ -148,9 +148,10 @@ export const TERM_FREQS_CLIPPED = 255;
 export const TERM_FREQS_CACHE_BYTES = 64 * 1024 * 1024;
 
 /**
- * Columns of the index's largest segment the cache holds at least, its bound raised as larger segments
- * come (a column takes maxDoc bytes): every word in more than TERM_FREQS_MIN_RATIO of the documents of
- * the million-article extract, with room to spare (32 MiB there, 160 MiB at five million).
+ * Columns of the whole index (a word's columns in all its segments) the cache holds at least, its bound
+ * raised as the index grows (a column takes a byte per document): every word in more than
+ * TERM_FREQS_MIN_RATIO of the documents of the million-article extract, with room to spare (32 MiB there,
+ * 160 MiB at five million, however many segments hold them).
  */
 export const TERM_FREQS_CACHE_COLUMNS = 32;
 
@@ -161,12 +162,13 @@ export class SegmentCaches {
   private readonly bitsets: number;
   private readonly kept = new LruCache<Impacts, string>(IMPACTS_CACHE_BYTES,
     (i) => i.starts.byteLength + i.tfs.byteLength + i.lengths.byteLength);
-  private readonly freqs = new LruCache<Uint8Array, string>(TERM_FREQS_CACHE_BYTES, (c) => c.byteLength);
+  private readonly freqs: LruCache<Uint8Array, string>;
   private readonly readerIds = new WeakMap<SegmentReader, number>();
   private nextId = 0;
 
-  /** `limits` are TERM_BITS_CACHE_BYTES and TERM_BITS_CACHE_BITSETS but in tests. */
-  constructor(limits: { bitsBytes?: number; bitsets?: number } = {}) {
+  /** `limits` are TERM_BITS_CACHE_BYTES, TERM_BITS_CACHE_BITSETS and TERM_FREQS_CACHE_BYTES but in tests. */
+  constructor(limits: { bitsBytes?: number; bitsets?: number; columnsBytes?: number } = {}) {
+    this.freqs = new LruCache<Uint8Array, string>(limits.columnsBytes ?? TERM_FREQS_CACHE_BYTES, (c) => c.byteLength);
     this.bits = new LruCache<Uint32Array, string>(limits.bitsBytes ?? TERM_BITS_CACHE_BYTES, (b) => b.byteLength);
     this.bitsets = limits.bitsets ?? TERM_BITS_CACHE_BITSETS;
   }
@@ -201,7 +203,6 @@ export class SegmentCaches {
     if (column) return column;
     if (!(s.docFreq(term) > TERM_FREQS_MIN_RATIO * s.maxDoc)) return undefined;
     column = new Uint8Array(s.maxDoc);
-    this.freqs.atLeast(TERM_FREQS_CACHE_COLUMNS * column.byteLength);
     const c = s.postings(term)!;
     for (let d = c.nextDoc(); d !== NO_MORE_DOCS; d = c.nextDoc()) {
       const f = c.freq();
@@ -209,6 +210,20 @@ export class SegmentCaches {
     }
     this.freqs.set(key, column);
     return column;
+  }
+
+  /** Raises the frequency columns' bound to TERM_FREQS_CACHE_COLUMNS columns of an index of `docs` documents (a snapshot's segments' maxDoc summed). */
+  fitColumns(docs: number): void {
+    this.freqs.atLeast(TERM_FREQS_CACHE_COLUMNS * docs);
+  }
+
+  /** Bytes of the frequency columns kept, and the most they may take. */
+  get columnBytes(): number {
+    return this.freqs.size;
+  }
+
+  get columnBound(): number {
+    return this.freqs.maxBytes;
   }
 
   /** Bytes of the bitsets kept. */

@@ -94,10 +94,13 @@ export class Snapshot {
   ) {
     let n = 0;
     let sum = 0;
+    let maxDocs = 0;
     for (const s of segments) {
       n += s.liveDocs;
       sum += s.liveLengthSum;
+      maxDocs += s.maxDoc;
     }
+    caches.fitColumns(maxDocs);
     this.docCount = n;
     this.lengthSum = sum;
     this.bm25 = new Bm25(n, sum, mode);

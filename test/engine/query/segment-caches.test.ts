@@ -15,7 +15,7 @@ import { Index, createSearcher, type Searcher } from '../../../src/engine/index.
 import { BLOCK_SIZE, NO_MORE_DOCS, type SegmentReader, type StoredDocument } from '../../../src/engine/index/types.js';
 import { roundScore } from '../../../src/engine/rank/bm25.js';
 import { Norms } from '../../../src/engine/query/norms.js';
-import { SegmentCaches, TERM_FREQS_CLIPPED, impactsOf } from '../../../src/engine/query/segment-caches.js';
+import { SegmentCaches, TERM_FREQS_CACHE_COLUMNS, TERM_FREQS_CLIPPED, impactsOf } from '../../../src/engine/query/segment-caches.js';
 import { Snapshot } from '../../../src/engine/query/snapshot.js';
 import { REFERENCE_COMMON_RATIO, referenceSearch } from './reference.js';
 
@@ -275,4 +275,27 @@ test('queries that read common terms from their columns answer as the reference,
   await writer.commit();
   await writer.close();
   check(unique.filter((d) => !deleted.has(d.cid)), 'after deletes');
+}));
+
+test('the column cache holds its number of columns of the whole index, however many segments hold them', () => inIndex(async (index) => {
+  // two commits, two segments of 3,000 and 1,000 documents; "the" and "of" in nine of ten, "basalt" in the tenth
+  const writer = await index.openWriter();
+  for (const [from, n] of [[0, 3_000], [3_000, 1_000]] as const) {
+    for (let i = from; i < from + n; i++) writer.upsert({ cid: BigInt(i + 1), title: '', text: i % 10 === 0 ? `basalt w${i}` : `the of w${i}` });
+    await writer.commit();
+  }
+  await writer.close();
+  const segments = [...index.snapshot().segments];
+  assert.equal(segments.length, 2);
+  const docs = segments.reduce((n, s) => n + s.maxDoc, 0);
+  // a floor under two columns of the index: the bound is TERM_FREQS_CACHE_COLUMNS columns of all 4,000 documents
+  const caches = new SegmentCaches({ columnsBytes: 2 * docs });
+  const s = createSearcher(segments, 1, { caches });
+  assert.equal(caches.columnBound, TERM_FREQS_CACHE_COLUMNS * docs);
+  s.search('basalt the of', { snippets: false });
+  assert.equal(caches.columnBytes, 2 * docs, 'both words\' columns in both segments kept');
+  // a floor above it stays
+  const roomy = new SegmentCaches({ columnsBytes: 100 * docs });
+  createSearcher(segments, 1, { caches: roomy });
+  assert.equal(roomy.columnBound, 100 * docs);
 }));
