@@ -1,10 +1,10 @@
 /**
  * What an index's searchers keep of their segments across commits (segment-caches.ts): each term's impacts
- * (per block, the (tf, length) pairs no other live document of the block beats in both) and frequent
- * terms' bitsets. A commit changes the statistics every score and bound depends on but leaves the segments
- * it did not touch as the same readers, so a later snapshot computes its exact block bounds from the kept
- * impacts: they must equal the largest contribution of each block's live documents under its own
- * statistics, and a segment whose deletes changed must be read again.
+ * (per block, the (tf, length) pairs no other live document of the block beats in both), frequent terms'
+ * bitsets and common terms' frequency columns. A commit changes the statistics every score and bound
+ * depends on but leaves the segments it did not touch as the same readers, so a later snapshot computes
+ * its exact block bounds from the kept impacts: they must equal the largest contribution of each block's
+ * live documents under its own statistics, and a segment whose deletes changed must be read again.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -53,10 +53,9 @@ class MemoryCursor implements PostingsCursor {
   shallowAdvance(target: number): number {
     const nBlocks = Math.ceil(this.list.length / BLOCK_SIZE);
     let b = Math.max(this.block, 0);
-    while (b < nBlocks && this.list[Math.min((b + 1) * BLOCK_SIZE, this.list.length) - 1]!.doc < target) b++;
+    while (b < nBlocks && this.blockLastDoc(b) < target) b++;
     this.block = b;
-    if (b >= nBlocks) return NO_MORE_DOCS;
-    return this.list[Math.min((b + 1) * BLOCK_SIZE, this.list.length) - 1]!.doc;
+    return this.blockLastDoc(b);
   }
   shallowBlock(): number { return this.block; }
   blockLastDoc(b: number): number {
