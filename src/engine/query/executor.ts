@@ -445,23 +445,14 @@ function leaderWalk(
     for (let ci = 0; ci < scoring.length; ci++) {
       const c = scoring[ci]!;
       const column = columns[ci];
-      if (column !== undefined) {
-        const t = c.terms[0]!;
-        if (t.id < 0 || stamps[t.id] === stamp) continue;
-        const tf = termFreq(t.cursor, column, doc);
-        if (tf === 0) continue;
-        stamps[t.id] = stamp;
-        const s = (weights[t.id]! * tf) / (tf + norm);
-        score += round ? roundScore(s) : s;
-        continue;
-      }
-      if (ci >= nMust && !matchesAt(c.it, doc)) continue;
+      // a term read from its column matches where the column holds a frequency
+      if (column === undefined ? ci >= nMust && !matchesAt(c.it, doc) : column[doc] === 0) continue;
       for (const t of c.terms) {
         if (t.id < 0 || stamps[t.id] === stamp) continue; // a term of several matched clauses counts once
         stamps[t.id] = stamp;
         // a clause's cursors sit on doc, except those an exact phrase left behind (it matched by its gram)
-        if (t.cursor.doc() < doc) t.cursor.advance(doc);
-        const tf = t.cursor.freq();
+        // and a column's term, read there
+        const tf = termFreq(t.cursor, column, doc);
         const s = (weights[t.id]! * tf) / (tf + norm); // rank/bm25.ts Bm25.score
         score += round ? roundScore(s) : s;
       }

@@ -3,10 +3,10 @@
  * snapshots of successive commits. A commit makes a new snapshot whose statistics (N, avgdl, so every
  * score and every exact block bound) differ from the last one's, but the segments it kept are the same
  * readers: the documents of a frequent term as a bitset, a common term's frequency per document and the
- * impacts of a term's blocks depend on nothing else. Rebuilding them at every commit was most of the time of the queries that followed one:
- * on a million Wikipedia articles, 1,000 short queries with a commit of one document every 100 of them
- * took 7.2–7.5 ms on average against 0.9–1.0 ms without commits, and 3.5 ms with them kept
- * (docs/benchmarks.md).
+ * impacts of a term's blocks depend on nothing else. Rebuilding them at every commit was most of the
+ * time of the queries that followed one: on a million Wikipedia articles, 1,000 short queries with a
+ * commit of one document every 100 of them took 7.2–7.5 ms on average against 0.9–1.0 ms without commits,
+ * and 3.5 ms with them kept (docs/benchmarks.md).
  *
  * Entries are keyed by reader: a segment whose deletes change is a new reader, and what it had is
  * recomputed. Entries of readers no snapshot holds any more age out of the LRUs.
@@ -217,11 +217,12 @@ export class SegmentCaches {
     this.freqs.atLeast(TERM_FREQS_CACHE_COLUMNS * docs);
   }
 
-  /** Bytes of the frequency columns kept, and the most they may take. */
+  /** Bytes of the frequency columns kept. */
   get columnBytes(): number {
     return this.freqs.size;
   }
 
+  /** The most bytes of frequency columns kept: TERM_FREQS_CACHE_BYTES, or TERM_FREQS_CACHE_COLUMNS of the index's documents. */
   get columnBound(): number {
     return this.freqs.maxBytes;
   }
