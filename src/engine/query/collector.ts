@@ -41,6 +41,11 @@ export class TopK {
     this.minCompetitive = heap[0]!.score;
   }
 
+  /** The cid of the worst hit kept once k are (the one a document scoring `minCompetitive` must beat), else undefined. */
+  get worstCid(): bigint | undefined {
+    return this.heap.length === this.k ? this.heap[0]!.cid : undefined;
+  }
+
   /** The hits kept, best first. */
   sorted(): CollectedHit[] {
     return [...this.heap].sort((a, b) => (b.score - a.score) || (a.cid < b.cid ? -1 : a.cid > b.cid ? 1 : 0));

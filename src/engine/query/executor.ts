@@ -39,7 +39,7 @@ import {
   PhraseIterator, TermIterator, UnionIterator, conjunction, matchesAt, type DocIterator,
 } from './iterators.js';
 import type { LogicalQuery, ScoringNode, TermNode } from './logical.js';
-import { blockBound, termFreq, topKDisjunction, type TermScorer } from './maxscore.js';
+import { CidTies, blockBound, termFreq, topKDisjunction, type TermScorer } from './maxscore.js';
 import { hasTermBits } from './segment-caches.js';
 import { kthBound, type BlockBounds, type Snapshot } from './snapshot.js';
 
@@ -352,7 +352,8 @@ function executeSegment(
           for (const e of fresh.exclusions) if (matchesAt(e, doc)) return false;
           return true;
         };
-        topKDisjunction(seg, boundedScorersOf(fresh.should, true), boundedScorersOf(fresh.scoreOnly, false), accept, collector, snap.bm25, snap.norms(seg), floor);
+        topKDisjunction(seg, boundedScorersOf(fresh.should, true), boundedScorersOf(fresh.scoreOnly, false), accept, collector, snap.bm25, snap.norms(seg), floor,
+          new CidTies(snap.cidFloors(seg), collector));
       }
       return total;
     }

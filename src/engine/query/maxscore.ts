@@ -30,7 +30,7 @@ import type { Norms } from './norms.js';
 import type { TopK } from './collector.js';
 import type { BlockBounds } from './snapshot.js';
 import { checkDeadline } from './deadline.js';
-import { TERM_FREQS_CLIPPED } from './segment-caches.js';
+import { CID_FLOOR_SHIFT, TERM_FREQS_CLIPPED, cidCeiling } from './segment-caches.js';
 
 export interface TermScorer {
   cursor: PostingsCursor;
@@ -66,15 +66,45 @@ export function termFreq(cursor: PostingsCursor, freqs: Uint8Array | undefined, 
 }
 
 /**
+ * Whether the documents of a range can win a tie against the collector's worst hit. Scores are integers,
+ * so a window whose bound equals the threshold is common where words saturate (the top 20 of "the" on a
+ * million articles share two scores): a document of it enters only with a cid below the worst hit's, and
+ * a range whose cids are all above it (SegmentCaches.cidFloors) is passed over like one under the threshold.
+ */
+export class CidTies {
+  private cid: bigint | undefined;
+  private ceiling = 0;
+
+  /** `floors`: the segment's `SegmentCaches.cidFloors`. */
+  constructor(private readonly floors: Float64Array, private readonly collector: TopK) {}
+
+  /** True when no document of [from, to] can beat the collector's worst hit on an equal score (false until it holds k). */
+  excluded(from: number, to: number): boolean {
+    const cid = this.collector.worstCid;
+    if (cid === undefined) return false;
+    if (cid !== this.cid) {
+      this.cid = cid;
+      this.ceiling = cidCeiling(cid);
+    }
+    const floors = this.floors;
+    const ceiling = this.ceiling;
+    for (let r = from >>> CID_FLOOR_SHIFT, last = to >>> CID_FLOOR_SHIFT; r <= last; r++) if (floors[r]! <= ceiling) return false;
+    return true;
+  }
+}
+
+/**
  * Offers to `collector` every document matching one of `optional` (that `accept`s, when given) whose score
  * could enter it, with its exact score over `optional` and `scoreOnly`. `accept` is called with increasing
  * doc numbers and says whether a candidate passes the filters (liveness included); without it every
  * document is live and unfiltered. `floor` is a score the final k-th best is known to reach (executor.ts:
  * from attained block bounds): pruning starts from it instead of from an empty collector's -Infinity.
+ * With `ties`, a window whose bound only equals the collector's threshold is passed over too when none of
+ * its documents can win the tie.
  */
 export function topKDisjunction(
   seg: SegmentReader, optional: TermScorer[], scoreOnly: TermScorer[], accept: ((doc: number) => boolean) | undefined,
-  collector: TopK, bm25: Bm25, norms: Norms, floor = -Infinity,
+  collector: TopK, bm25: Bm25, norms: Norms, floor = -Infinity, ties?: CidTies,
 ): void {
   // score-only scorers first: the window order below keeps them ahead of every optional one
   const scorers = [...scoreOnly, ...optional];
@@ -122,10 +152,12 @@ export function topKDisjunction(
     sum += leads.scoreOnlyCeiling;
     const t = Math.max(collector.minCompetitive, floor);
     const after = windowEnd === NO_MORE_DOCS ? NO_MORE_DOCS : windowEnd + 1;
+    // ties are decided by cid only against the collector's own threshold, not a floor above it
+    const tied = ties !== undefined && t === collector.minCompetitive ? ties : undefined;
     // a window no document of which can enter is passed over on the skip data alone: no block decoded.
     // A lone optional term with exact bounds goes on to its next block that can hold an entrant.
-    if (sum < t) {
-      target = lone === undefined || windowEnd === NO_MORE_DOCS ? after : nextReachable(lone, t - leads.scoreOnlyCeiling);
+    if (sum < t || (sum === t && tied !== undefined && tied.excluded(windowStart, windowEnd))) {
+      target = lone === undefined || windowEnd === NO_MORE_DOCS ? after : nextReachable(lone, t - leads.scoreOnlyCeiling, tied);
       continue;
     }
     // the window starts at the next document of a term that can still lead; past the window's end, the
@@ -162,13 +194,19 @@ export function topKDisjunction(
  * Where the window after the current block of `lone`'s cursor starts: at the first later block whose exact
  * bound reaches `need` (NO_MORE_DOCS when none does), its bounds scanned in the array rather than a window
  * drawn per block. A frequent word's blocks mostly sit under the threshold: "the" on a million articles
- * passed over ~6,600 of its ~7,000 blocks a window at a time.
+ * passed over ~6,600 of its ~7,000 blocks a window at a time. With `tied`, a block whose bound only equals
+ * `need` is passed over too when none of its documents can win the tie.
  */
-function nextReachable(lone: { cursor: PostingsCursor; perBlock: Float64Array }, need: number): number {
+function nextReachable(lone: { cursor: PostingsCursor; perBlock: Float64Array }, need: number, tied: CidTies | undefined): number {
   const { cursor, perBlock } = lone;
-  let b = cursor.shallowBlock() + 1;
-  while (b < perBlock.length && perBlock[b]! < need) b++;
-  return b >= perBlock.length ? NO_MORE_DOCS : cursor.blockLastDoc(b - 1) + 1;
+  const n = perBlock.length;
+  for (let b = cursor.shallowBlock() + 1; b < n; b++) {
+    const bound = perBlock[b]!;
+    if (bound < need) continue;
+    const first = cursor.blockLastDoc(b - 1) + 1;
+    if (bound > need || tied === undefined || !tied.excluded(first, cursor.blockLastDoc(b))) return first;
+  }
+  return NO_MORE_DOCS;
 }
 
 /** Documents of an inner window of several essential lists: its score array (8 B a document) stays in cache. */

@@ -155,6 +155,22 @@ export const TERM_FREQS_CACHE_BYTES = 64 * 1024 * 1024;
  */
 export const TERM_FREQS_CACHE_COLUMNS = 32;
 
+/** log2 of the documents a cid floor covers (`SegmentCaches.cidFloors`): 128, a dense block's span. */
+export const CID_FLOOR_SHIFT = 7;
+
+/**
+ * A double no greater than `cid`: the cid itself below 2^53, else its top 53 bits (a multiple of 2^11,
+ * exact in a double). Compared with `cidCeiling` of another cid, it orders the two safely.
+ */
+export function cidFloor(cid: bigint): number {
+  return cid < 2n ** 53n ? Number(cid) : Number(cid >> 11n) * 2048;
+}
+
+/** A double no less than `cid` (see `cidFloor`). */
+export function cidCeiling(cid: bigint): number {
+  return cid < 2n ** 53n ? Number(cid) : (Number(cid >> 11n) + 1) * 2048;
+}
+
 /** The caches of one index's searchers: one per `query/reader.ts` reader, handed to each snapshot. */
 export class SegmentCaches {
   private readonly bits: LruCache<Uint32Array, string>;
@@ -164,6 +180,7 @@ export class SegmentCaches {
     (i) => i.starts.byteLength + i.tfs.byteLength + i.lengths.byteLength);
   private readonly freqs: LruCache<Uint8Array, string>;
   private readonly readerIds = new WeakMap<SegmentReader, number>();
+  private readonly floors = new WeakMap<SegmentReader, Float64Array>();
   private nextId = 0;
 
   /** `limits` are TERM_BITS_CACHE_BYTES, TERM_BITS_CACHE_BITSETS and TERM_FREQS_CACHE_BYTES but in tests. */
@@ -235,6 +252,25 @@ export class SegmentCaches {
   /** The most bytes of bitsets kept: TERM_BITS_CACHE_BYTES, or TERM_BITS_CACHE_BITSETS of the largest segment's. */
   get bitsetBound(): number {
     return this.bits.maxBytes;
+  }
+
+  /**
+   * Per run of 2^CID_FLOOR_SHIFT documents of `s` (deleted ones included), a floor of their least cid
+   * (`cidFloor`): a run whose floor is above the collector's worst hit's cid holds no document that wins a
+   * tie against it (maxscore.ts `CidTies`). Made on first use, a read of every cid; 8 bytes per run.
+   */
+  cidFloors(s: SegmentReader): Float64Array {
+    let floors = this.floors.get(s);
+    if (floors === undefined) {
+      floors = new Float64Array((s.maxDoc + (1 << CID_FLOOR_SHIFT) - 1) >>> CID_FLOOR_SHIFT).fill(Infinity);
+      for (let d = 0; d < s.maxDoc; d++) {
+        const f = cidFloor(s.cid(d));
+        const r = d >>> CID_FLOOR_SHIFT;
+        if (f < floors[r]!) floors[r] = f;
+      }
+      this.floors.set(s, floors);
+    }
+    return floors;
   }
 
   /** `impactsOf(s, term)`, kept. */

@@ -141,6 +141,11 @@ export class Snapshot {
     return norms;
   }
 
+  /** Floors of the least cid of each run of `s`'s documents (SegmentCaches.cidFloors). */
+  cidFloors(s: SegmentReader): Float64Array {
+    return this.caches.cidFloors(s);
+  }
+
   /** The frequencies of `term` in `s` per document when it is common there (SegmentCaches.termFreqs). */
   termFreqs(s: SegmentReader, term: string): Uint8Array | undefined {
     return this.caches.termFreqs(s, term);
