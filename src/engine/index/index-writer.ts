@@ -8,6 +8,7 @@
 import { join } from 'node:path';
 import { toCid } from '../../kernel/cid.js';
 import { BadRequestError, ConflictError, InternalError } from '../../kernel/errors.js';
+import { halvesOf } from './cid-filter.js';
 import { countDeleted, deletesFileName, encodeDeletes } from './deletes.js';
 import { fsyncDir, faultPoint, tempName, writeFileDurable } from './directory.js';
 import type { WriterLock } from './lock.js';
@@ -272,9 +273,13 @@ export class DiskIndexWriter implements IndexWriter {
 
   private applyDeletesLocked(cids: Set<bigint>): void {
     if (cids.size === 0) return;
+    const all = [...cids];
+    const { lo, hi } = halvesOf(all, all.length);
     for (const ws of this.working) {
-      for (const cid of cids) {
-        const d = ws.core.docForCidAnyState(cid);
+      for (let i = 0; i < all.length; i++) {
+        // most cids are in no segment but their own: the filter answers those without a lookup
+        if (!ws.core.mayHoldCid(lo[i]!, hi[i]!)) continue;
+        const d = ws.core.docForCidAnyState(all[i]!);
         if (d === undefined || isDeleted(ws.deleted, d)) continue;
         if (!ws.dirty) {
           ws.deleted = ws.deleted === null ? new Uint8Array(Math.ceil(ws.core.maxDoc / 8)) : ws.deleted.slice();

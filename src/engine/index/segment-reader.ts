@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { brotliDecompressSync, crc32 } from 'node:zlib';
 import { InternalError } from '../../kernel/errors.js';
 import { ByteReader, utf8Decoder } from './bytes.js';
+import { CidFilter } from './cid-filter.js';
 import { FOOTER_BYTES, MAGIC, readFooter } from './footer.js';
 import { LruCache } from './lru.js';
 import { PackedStrings } from './packed-strings.js';
@@ -144,6 +145,7 @@ export class SegmentCore {
   private readonly positionsAt: number;
   private readonly windows: [Window | undefined, Window | undefined] = [undefined, undefined];
   private cidOrder: Uint32Array | undefined;
+  private cidFilter: CidFilter | undefined;
   /** Skip tables of the multi-block terms queried so far (decoded once; at most ~36 bytes per block of
    *  the segment, i.e. about 0.3 bytes per posting when every term has been queried). */
   private readonly skipTables = new Map<number, SkipTable>();
@@ -405,6 +407,15 @@ export class SegmentCore {
       return reuse;
     }
     return new BlockPostingsCursor(data, 0, docFreq, maxFreq, minLength, pos, 0, this.lengths, skip);
+  }
+
+  /**
+   * False when no doc slot holds the cid whose halves (cid-filter.ts) are `lo` and `hi`; true when one may,
+   * for `docForCidAnyState` to say. Its filter is made on first use (1–2 bytes a document).
+   */
+  mayHoldCid(lo: number, hi: number): boolean {
+    this.cidFilter ??= CidFilter.of(this.cids);
+    return this.cidFilter.mayHold(lo, hi);
   }
 
   /** Doc slot holding `cid`, deleted or not: the last one when a batch upserted it twice (the earlier
