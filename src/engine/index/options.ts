@@ -33,7 +33,7 @@ export function resolveIndexOptions(o: IndexOptions = {}): ResolvedIndexOptions 
     threadBytes: o.threadBytes ?? 16 * 1024 * 1024,
     buildThreads: o.buildThreads ?? (availableParallelism() > 1 ? 1 : 0),
     storedBlockBytes: o.storedBlockBytes ?? 16 * 1024,
-    storedQuality: o.storedQuality ?? 3,
+    storedQuality: o.storedQuality ?? 1,
     storedCacheBytes: o.storedCacheBytes ?? DEFAULT_STORED_CACHE_BYTES,
     postingsCacheBytes: o.postingsCacheBytes ?? DEFAULT_POSTINGS_CACHE_BYTES,
     postingsCacheGrows: o.postingsCacheBytes === undefined,

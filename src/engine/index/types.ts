@@ -208,8 +208,8 @@ export interface IndexOptions {
   /** Bytes of word codes (about three times as many bytes of text) per compressed stored-text block.
    *  Default 16 KiB: a hit's text costs one block's decompression (docs/index-format.md, `seg_N.sto`). */
   storedBlockBytes?: number;
-  /** Brotli quality (0–11) of stored-text blocks. Default 3: as small as 4, within 4% of 5 and read as fast, and
-   *  compressed three times as fast as 5 (docs/index-format.md, `seg_N.sto`). */
+  /** Brotli quality (0–11) of stored-text blocks. Default 1: on Wikipedia text's word codes smaller than 3 and
+   *  4, and compressed 1.4–1.7 times as fast as 3 (docs/index-format.md, `seg_N.sto`). */
   storedQuality?: number;
   /** Bytes of decompressed stored-text blocks kept in memory, shared by the index's segments (an LRU).
    *  A result page with snippets reads one block per hit; a cached block costs no decompression.
