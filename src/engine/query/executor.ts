@@ -353,7 +353,7 @@ function executeSegment(
           return true;
         };
         topKDisjunction(seg, boundedScorersOf(fresh.should, true), boundedScorersOf(fresh.scoreOnly, false), accept, collector, snap.bm25, snap.norms(seg), floor,
-          new CidTies(snap.cidFloors(seg), collector));
+          new CidTies(() => snap.cidFloors(seg), collector));
       }
       return total;
     }

@@ -74,9 +74,10 @@ export function termFreq(cursor: PostingsCursor, freqs: Uint8Array | undefined, 
 export class CidTies {
   private cid: bigint | undefined;
   private ceiling = 0;
+  private floors: Float64Array | undefined;
 
-  /** `floors`: the segment's `SegmentCaches.cidFloors`. */
-  constructor(private readonly floors: Float64Array, private readonly collector: TopK) {}
+  /** `floorsOf`: the segment's `SegmentCaches.cidFloors`, asked for at the first tie (made on first use, a read of every cid). */
+  constructor(private readonly floorsOf: () => Float64Array, private readonly collector: TopK) {}
 
   /** True when no document of [from, to] can beat the collector's worst hit on an equal score (false until it holds k). */
   excluded(from: number, to: number): boolean {
@@ -86,7 +87,7 @@ export class CidTies {
       this.cid = cid;
       this.ceiling = cidCeiling(cid);
     }
-    const floors = this.floors;
+    const floors = (this.floors ??= this.floorsOf());
     const ceiling = this.ceiling;
     for (let r = from >>> CID_FLOOR_SHIFT, last = to >>> CID_FLOOR_SHIFT; r <= last; r++) if (floors[r]! <= ceiling) return false;
     return true;
