@@ -403,6 +403,10 @@ function leaderWalk(
   let windowStart = -1;
   let windowEnd = -1;
   let windowBound = Infinity;
+  const ties = collector ? new CidTies(() => snap.cidFloors(seg), collector) : undefined;
+  /** No document of the window can enter the top k at threshold `t` (a tie only against the collector's own threshold). */
+  const shut = (t: number): boolean =>
+    windowBound < t || (windowBound === t && t === collector!.minCompetitive && ties!.excluded(windowStart, windowEnd));
   /** The window from `at` to the nearest end of a bounded term's block holding it, and its bound. */
   const openWindow = (at: number): void => {
     windowStart = at;
@@ -429,12 +433,12 @@ function leaderWalk(
     const t = collector.minCompetitive > floor ? collector.minCompetitive : floor;
     if (t > -Infinity) {
       if (doc > windowEnd) openWindow(doc);
-      if (windowBound < t) {
+      if (shut(t)) {
         // counted; cannot enter the top k. With the count known, neither can the rest of its window:
         // the walk moves on to the next window whose bound can, read from the skip data alone
         if (known !== undefined) {
-          while (windowBound < t && windowEnd !== NO_MORE_DOCS) openWindow(windowEnd + 1);
-          if (windowBound < t) break;
+          while (shut(t) && windowEnd !== NO_MORE_DOCS) openWindow(windowEnd + 1);
+          if (shut(t)) break;
           skip = true;
         }
         continue;

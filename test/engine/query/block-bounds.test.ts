@@ -185,8 +185,8 @@ test('several essential terms are scored an inner window at a time, across windo
 });
 
 test('a window whose bound equals the threshold is passed over only when none of its cids wins the tie', async () => {
-  // 24 blocks of documents that score alike on "word" (and on "word other"), a block spanning two or
-  // three runs of cid floors: the top k is decided by cid alone. The cids run in doc order, against it,
+  // 24 blocks of documents that score alike on "word" (and on "word other", and on the phrase "of the"),
+  // a block spanning two or three runs of cid floors: the top k is decided by cid alone. The cids run in doc order, against it,
   // scattered, and above 2^53 (where their floors round), so the winners of the tie sit in the first
   // blocks, the last, or anywhere.
   const n = 36 * BLOCK_SIZE;
@@ -198,7 +198,7 @@ test('a window whose bound equals the threshold is passed over only when none of
   ];
   for (const [label, cidOf] of orders) {
     const docs: StoredDocument[] = [];
-    for (let i = 0; i < n; i++) docs.push({ cid: cidOf(i), title: '', text: i % 3 === 2 ? 'other filler' : i % 97 === 5 ? 'word other filler' : 'word word other' });
+    for (let i = 0; i < n; i++) docs.push({ cid: cidOf(i), title: '', text: i % 3 === 2 ? 'other filler' : i % 97 === 5 ? 'word other filler of the' : 'word word other of the' });
     for (let i = 0; i < n; i++) docs.push({ cid: 2n ** 62n + BigInt(i), title: '', text: 'filler other' });
     await withIndex(docs, async (index, writer) => {
       const gone = docs.filter((_, i) => i % 211 === 3);
@@ -207,7 +207,8 @@ test('a window whose bound equals the threshold is passed over only when none of
       const live = docs.filter((d) => !gone.includes(d));
       for (const blockBoundsMinPostings of [1, 1_000_000]) {
         const s = searcherOf(index, { plan: 'maxscore', blockBoundsMinPostings });
-        for (const q of ['word', 'word other']) assertLikeReference(s, live, q, [1, 5, 20, 200], `${label}, bounds from ${blockBoundsMinPostings}: ${q}`);
+        // the phrase is walked from its pair term's postings, bounded by the phrase's own block bounds
+        for (const q of ['word', 'word other', '"of the"']) assertLikeReference(s, live, q, [1, 5, 20, 200], `${label}, bounds from ${blockBoundsMinPostings}: ${q}`);
       }
     });
   }
