@@ -185,10 +185,10 @@ test('several essential terms are scored an inner window at a time, across windo
 });
 
 test('a window whose bound equals the threshold is passed over only when none of its cids wins the tie', async () => {
-  // 24 blocks of documents that score alike on "word" (and on "word other", and on the phrase "of the"),
-  // a block spanning two or three runs of cid floors: the top k is decided by cid alone. The cids run in doc order, against it,
-  // scattered, and above 2^53 (where their floors round), so the winners of the tie sit in the first
-  // blocks, the last, or anywhere.
+  // 24 blocks of postings of documents that score alike on "word" (and on "word other", and on the phrase
+  // "of the"), a block spanning two or three runs of cid floors: the top k is decided by cid alone. The
+  // cids run in doc order, against it, scattered, and above 2^53 (where their floors round), so the
+  // winners of the tie sit in the first blocks, the last, or anywhere.
   const n = 36 * BLOCK_SIZE;
   const orders: [string, (i: number) => bigint][] = [
     ['ascending', (i) => BigInt(i + 1)],
