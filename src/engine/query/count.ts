@@ -94,6 +94,27 @@ function unionCount(sets: readonly Uint32Array[], live: Uint32Array | undefined)
 }
 
 /**
+ * Live documents (every one when `live` is undefined) held by every one of `sets`: the count of a
+ * conjunction of words that all have bitsets, in one pass over their words and no posting decoded.
+ */
+export function intersectionCount(sets: readonly Uint32Array[], live: Uint32Array | undefined): number {
+  const a = sets[0]!;
+  const words = a.length;
+  let n = 0;
+  if (sets.length === 2 && live === undefined) {
+    const b = sets[1]!;
+    for (let i = 0; i < words; i++) n += popcount(a[i]! & b[i]!);
+    return n;
+  }
+  for (let i = 0; i < words; i++) {
+    let w = live === undefined ? a[i]! : a[i]! & live[i]!;
+    for (let j = 1; j < sets.length && w !== 0; j++) w &= sets[j]![i]!;
+    n += popcount(w);
+  }
+  return n;
+}
+
+/**
  * A union with no ready bitset whose postings number less than 1/SPARSE_RATIO of the segment's bitset
  * words is counted by walking it: a bitset costs a pass over all its words whatever the postings, which
  * was most of a rare word's query (~50 µs on 292k documents against ~10 µs for the rest).
