@@ -337,7 +337,7 @@ function executeSegment(
           return true;
         };
         topKDisjunction(seg, boundedScorersOf(opened.must, true), [], accept, collector, snap.bm25, snap.norms(seg), -Infinity,
-          new CidTies(() => snap.cidFloors(seg), collector));
+          new CidTies(snap.cidFloors(seg), collector));
       }
       return total;
     }
@@ -378,7 +378,7 @@ function executeSegment(
           return true;
         };
         topKDisjunction(seg, boundedScorersOf(fresh.should, true), boundedScorersOf(fresh.scoreOnly, false), accept, collector, snap.bm25, snap.norms(seg), floor,
-          new CidTies(() => snap.cidFloors(seg), collector));
+          new CidTies(snap.cidFloors(seg), collector));
       }
       return total;
     }
@@ -428,7 +428,7 @@ function leaderWalk(
   let windowStart = -1;
   let windowEnd = -1;
   let windowBound = Infinity;
-  const ties = collector ? new CidTies(() => snap.cidFloors(seg), collector) : undefined;
+  const ties = collector ? new CidTies(snap.cidFloors(seg), collector) : undefined;
   /** No document of the window can enter the top k at threshold `t` (a tie only against the collector's own threshold). */
   const shut = (t: number): boolean =>
     windowBound < t || (windowBound === t && t === collector!.minCompetitive && ties!.excluded(windowStart, windowEnd));

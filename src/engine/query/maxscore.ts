@@ -30,7 +30,7 @@ import type { Norms } from './norms.js';
 import type { TopK } from './collector.js';
 import type { BlockBounds } from './snapshot.js';
 import { checkDeadline } from './deadline.js';
-import { CID_FLOOR_SHIFT, TERM_FREQS_CLIPPED, cidCeiling } from './segment-caches.js';
+import { CID_FLOOR_SHIFT, TERM_FREQS_CLIPPED, cidCeiling, type CidFloors } from './segment-caches.js';
 
 export interface TermScorer {
   cursor: PostingsCursor;
@@ -74,10 +74,9 @@ export function termFreq(cursor: PostingsCursor, freqs: Uint8Array | undefined, 
 export class CidTies {
   private cid: bigint | undefined;
   private ceiling = 0;
-  private floors: Float64Array | undefined;
 
-  /** `floorsOf`: the segment's `SegmentCaches.cidFloors`, asked for at the first tie (made on first use, a read of every cid). */
-  constructor(private readonly floorsOf: () => Float64Array, private readonly collector: TopK) {}
+  /** `floors`: the segment's (`SegmentCaches.cidFloors`). */
+  constructor(private readonly floors: CidFloors, private readonly collector: TopK) {}
 
   /** True when no document of [from, to] can beat the collector's worst hit on an equal score (false until it holds k). */
   excluded(from: number, to: number): boolean {
@@ -87,9 +86,9 @@ export class CidTies {
       this.cid = cid;
       this.ceiling = cidCeiling(cid);
     }
-    const floors = (this.floors ??= this.floorsOf());
+    const floors = this.floors;
     const ceiling = this.ceiling;
-    for (let r = from >>> CID_FLOOR_SHIFT, last = to >>> CID_FLOOR_SHIFT; r <= last; r++) if (floors[r]! <= ceiling) return false;
+    for (let r = from >>> CID_FLOOR_SHIFT, last = to >>> CID_FLOOR_SHIFT; r <= last; r++) if (floors.of(r) <= ceiling) return false;
     return true;
   }
 }

@@ -171,6 +171,35 @@ export function cidCeiling(cid: bigint): number {
   return cid < 2n ** 53n ? Number(cid) : (Number(cid >> 11n) + 1) * 2048;
 }
 
+/**
+ * Per run of 2^CID_FLOOR_SHIFT documents of a segment (deleted ones included), a floor of their least
+ * cid (`cidFloor`): a run whose floor is above the collector's worst hit's cid holds no document that wins
+ * a tie against it (maxscore.ts `CidTies`). A run's floor is read from its cids when first asked for, so
+ * a query pays for the runs its ties reach, not for every cid of the segment (~40 ms a million).
+ */
+export class CidFloors {
+  /** Per run, its floor; NaN until read. */
+  private readonly floors: Float64Array;
+
+  constructor(private readonly s: SegmentReader) {
+    this.floors = new Float64Array((s.maxDoc + (1 << CID_FLOOR_SHIFT) - 1) >>> CID_FLOOR_SHIFT).fill(NaN);
+  }
+
+  /** Run `r`'s floor. */
+  of(r: number): number {
+    let f = this.floors[r]!;
+    if (f !== f) {
+      f = Infinity;
+      for (let d = r << CID_FLOOR_SHIFT, end = Math.min(this.s.maxDoc, d + (1 << CID_FLOOR_SHIFT)); d < end; d++) {
+        const c = cidFloor(this.s.cid(d));
+        if (c < f) f = c;
+      }
+      this.floors[r] = f;
+    }
+    return f;
+  }
+}
+
 /** The caches of one index's searchers: one per `query/reader.ts` reader, handed to each snapshot. */
 export class SegmentCaches {
   private readonly bits: LruCache<Uint32Array, string>;
@@ -180,7 +209,7 @@ export class SegmentCaches {
     (i) => i.starts.byteLength + i.tfs.byteLength + i.lengths.byteLength);
   private readonly freqs: LruCache<Uint8Array, string>;
   private readonly readerIds = new WeakMap<SegmentReader, number>();
-  private readonly floors = new WeakMap<SegmentReader, Float64Array>();
+  private readonly floors = new WeakMap<SegmentReader, CidFloors>();
   private nextId = 0;
 
   /** `limits` are TERM_BITS_CACHE_BYTES, TERM_BITS_CACHE_BITSETS and TERM_FREQS_CACHE_BYTES but in tests. */
@@ -254,22 +283,10 @@ export class SegmentCaches {
     return this.bits.maxBytes;
   }
 
-  /**
-   * Per run of 2^CID_FLOOR_SHIFT documents of `s` (deleted ones included), a floor of their least cid
-   * (`cidFloor`): a run whose floor is above the collector's worst hit's cid holds no document that wins a
-   * tie against it (maxscore.ts `CidTies`). Made on first use, a read of every cid; 8 bytes per run.
-   */
-  cidFloors(s: SegmentReader): Float64Array {
+  /** The cid floors of `s`'s runs of documents (`CidFloors`), kept with the reader. */
+  cidFloors(s: SegmentReader): CidFloors {
     let floors = this.floors.get(s);
-    if (floors === undefined) {
-      floors = new Float64Array((s.maxDoc + (1 << CID_FLOOR_SHIFT) - 1) >>> CID_FLOOR_SHIFT).fill(Infinity);
-      for (let d = 0; d < s.maxDoc; d++) {
-        const f = cidFloor(s.cid(d));
-        const r = d >>> CID_FLOOR_SHIFT;
-        if (f < floors[r]!) floors[r] = f;
-      }
-      this.floors.set(s, floors);
-    }
+    if (floors === undefined) this.floors.set(s, (floors = new CidFloors(s)));
     return floors;
   }
 

@@ -11,7 +11,7 @@
  */
 import { BLOCK_SIZE, NO_MORE_DOCS, gramTerm, type SegmentReader } from '../index/types.js';
 import { LruCache } from '../index/lru.js';
-import { SegmentCaches } from './segment-caches.js';
+import { SegmentCaches, type CidFloors } from './segment-caches.js';
 import { Norms } from './norms.js';
 import { Bm25, roundScore, type ScoringMode } from '../rank/bm25.js';
 
@@ -142,7 +142,7 @@ export class Snapshot {
   }
 
   /** Floors of the least cid of each run of `s`'s documents (SegmentCaches.cidFloors). */
-  cidFloors(s: SegmentReader): Float64Array {
+  cidFloors(s: SegmentReader): CidFloors {
     return this.caches.cidFloors(s);
   }
 
