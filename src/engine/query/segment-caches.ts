@@ -162,7 +162,7 @@ export const CID_FLOOR_SHIFT = 7;
  * A double no greater than `cid`: the cid itself below 2^53, else its top 53 bits (a multiple of 2^11,
  * exact in a double). Compared with `cidCeiling` of another cid, it orders the two safely.
  */
-export function cidFloor(cid: bigint): number {
+function cidFloor(cid: bigint): number {
   return cid < 2n ** 53n ? Number(cid) : Number(cid >> 11n) * 2048;
 }
 
