@@ -207,6 +207,28 @@ function countBesideBitsets(ready: UnionMember[], rest: DocIterator[], live: Uin
 }
 
 /** `countDisjunction` of a sparse union, one document at a time. */
+/**
+ * Live documents of `union` in none of `others` (each read from its bitset when it has one, else by
+ * advancing its iterator), walked in order; the walk stops once the count exceeds `stopAbove`, and returns
+ * that count. Consumes the iterators.
+ */
+export function countOutside(union: DocIterator[], others: UnionMember[], live: Uint32Array | undefined, stopAbove = Infinity): number {
+  if (union.length === 0) return 0;
+  const it: DocIterator = union.length === 1 ? union[0]! : new UnionIterator(union);
+  const sets = others.flatMap((o) => (o.bits !== undefined ? [o.bits] : []));
+  const walked = others.flatMap((o) => (o.bits === undefined ? [o.it] : []));
+  let n = 0;
+  next: for (let d = it.nextDoc(); d !== NO_MORE_DOCS; d = it.nextDoc()) {
+    const word = d >>> 5;
+    const bit = 1 << (d & 31);
+    if (live !== undefined && (live[word]! & bit) === 0) continue;
+    for (const s of sets) if ((s[word]! & bit) !== 0) continue next;
+    for (const o of walked) if (matchesAt(o, d)) continue next;
+    if (++n > stopAbove) break;
+  }
+  return n;
+}
+
 function countByWalking(union: DocIterator[], filters: DocIterator[], exclusions: DocIterator[], live: Uint32Array | undefined): number {
   if (union.length === 0) return 0;
   const it: DocIterator = union.length === 1 ? union[0]! : new UnionIterator(union);

@@ -33,7 +33,7 @@ import { NO_MORE_DOCS, SITE_TERM_PREFIX, gramTerm, type PostingsCursor, type Seg
 import { roundScore } from '../rank/bm25.js';
 import { TopK, type CollectedHit } from './collector.js';
 import { accumulateTerms } from './accumulate.js';
-import { countDisjunction, intersectionCount } from './count.js';
+import { countDisjunction, countOutside, intersectionCount, type UnionMember } from './count.js';
 import { checkDeadline } from './deadline.js';
 import {
   PhraseIterator, TermIterator, UnionIterator, conjunction, matchesAt, type DocIterator,
@@ -168,6 +168,63 @@ export function totalBounds(snap: Snapshot, logical: LogicalQuery): TotalBounds 
   }
   const filtered = q.mustNot.length > 0 || q.siteMust.length > 0 || q.siteShould.length > 0 || q.siteMustNot.length > 0;
   return { low: filtered ? 0 : low, high: Math.min(high, sum) };
+}
+
+/**
+ * Whether `to` matches more live documents than `from` (`execute(snap, to, 0).total` against `from`'s),
+ * found without counting either whole; undefined when either is more than a disjunction of terms (a
+ * required clause, a phrase, an exclusion or a `site:` filter): then only counting tells. It is what
+ * did-you-mean asks of a correction (searcher.ts), which differs from the query in a word or two. Two
+ * disjunctions match the documents of their matching terms (after the common-terms rule), so their totals
+ * differ only by the documents of the terms they do not share that none of the shared terms holds:
+ *
+ *   total(to) − total(from) = |U(to's own) \ U(shared)| − |U(from's own) \ U(shared)|
+ *
+ * `from`'s own terms (a misspelt word is rare) are counted outside the shared ones (a frequent one read
+ * from its bitset), then `to`'s only until they exceed that. On a million articles, counting the
+ * corrected query whole took up to half a millisecond for one in five of the scale bench's short queries,
+ * and 20 ms on average for its 300-word ones (every word of which is a candidate for correction).
+ */
+export function matchesMore(snap: Snapshot, to: LogicalQuery, from: LogicalQuery): boolean | undefined {
+  const before = disjunctionTerms(bindCommonTerms(snap, from));
+  const after = disjunctionTerms(bindCommonTerms(snap, to));
+  if (before === undefined || after === undefined) return undefined;
+  const shared = before.filter((t) => after.includes(t));
+  const outside = (seg: SegmentReader, terms: string[], stopAbove: number): number => {
+    const union: DocIterator[] = [];
+    for (const t of terms) {
+      const c = shared.includes(t) ? undefined : seg.postings(t);
+      if (c) union.push(new TermIterator(c));
+    }
+    const others: UnionMember[] = [];
+    for (const t of shared) {
+      const c = seg.postings(t);
+      if (c) others.push({ it: new TermIterator(c), bits: snap.termBits(seg, t) });
+    }
+    // the most frequent first: a document outside them all is the exception in a long query
+    others.sort((a, b) => b.it.cost - a.it.cost);
+    return countOutside(union, others, snap.liveBits(seg), stopAbove);
+  };
+  let lost = 0;
+  for (const seg of snap.segments) if (seg.liveDocs > 0) lost += outside(seg, before, Infinity);
+  let gained = 0;
+  for (const seg of snap.segments) {
+    if (seg.liveDocs === 0) continue;
+    gained += outside(seg, after, lost - gained);
+    if (gained > lost) return true;
+  }
+  return false;
+}
+
+/** The terms of a query that is a disjunction of terms alone, the ones that match (not score-only); else undefined. */
+function disjunctionTerms(q: BoundQuery): string[] | undefined {
+  if (q.must.length > 0 || q.mustNot.length > 0 || q.siteMust.length > 0 || q.siteShould.length > 0 || q.siteMustNot.length > 0) return undefined;
+  const terms: string[] = [];
+  for (const n of q.should) {
+    if (n.kind !== 'term') return undefined;
+    terms.push(n.term);
+  }
+  return terms;
 }
 
 /**

@@ -16,7 +16,7 @@ import { Correction } from '../spell/index.js';
 import { Completion } from '../suggest/index.js';
 import { SurfaceDictionary } from '../surface/index.js';
 import { checkDeadline, withDeadline } from './deadline.js';
-import { execute, totalBounds, type Execution } from './executor.js';
+import { execute, matchesMore, totalBounds, type Execution } from './executor.js';
 import { phrasesOnly, relaxPhrases, requiredPhrases, scoringTerms, toLogical, type LogicalQuery } from './logical.js';
 import { parseQuery, type ParsedQuery, type TermClause } from './parser.js';
 import type { SegmentCaches } from './segment-caches.js';
@@ -314,11 +314,15 @@ class SnapshotSearcher implements Searcher {
     } catch {
       return undefined; // a correction that does not parse (longer than the byte limit) is no suggestion
     }
-    // document frequencies mostly decide it; a query with a phrase may be relaxed, so is always run
+    // document frequencies mostly decide it, else the documents of the words that differ; a query with a
+    // phrase may be relaxed, so is always run
     if (!reparsed.hasPhrase) {
-      const { low, high } = totalBounds(this.snap, toLogical(reparsed));
+      const logical = toLogical(reparsed);
+      const { low, high } = totalBounds(this.snap, logical);
       if (low > total) return corrected;
       if (high <= total) return undefined;
+      const more = matchesMore(this.snap, logical, toLogical(parsed));
+      if (more !== undefined) return more ? corrected : undefined;
     }
     return this.evaluate(reparsed, 0).run.total > total ? corrected : undefined;
   }
