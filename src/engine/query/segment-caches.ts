@@ -237,6 +237,11 @@ export class SegmentCaches {
     return bits;
   }
 
+  /** `termBits` when it is kept already, else undefined: nothing is made. */
+  keptTermBits(s: SegmentReader, term: string): Uint32Array | undefined {
+    return this.bits.get(this.key(s, term));
+  }
+
   /**
    * The frequency of `term` in each document of `s` (0 where it is absent, TERM_FREQS_CLIPPED for that or
    * more; deleted documents included), for terms in more than TERM_FREQS_MIN_RATIO of the segment's

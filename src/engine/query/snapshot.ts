@@ -156,6 +156,11 @@ export class Snapshot {
     return this.caches.termBits(s, term);
   }
 
+  /** `termBits` when it is kept already, else undefined: nothing is made. */
+  keptTermBits(s: SegmentReader, term: string): Uint32Array | undefined {
+    return this.caches.keptTermBits(s, term);
+  }
+
   /**
    * The exact largest contribution of `term` (with its weight in this snapshot) to a live document of
    * each of its blocks in `s`, 0 for a block without one: the same float64 operations and rounding as
