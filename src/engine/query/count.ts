@@ -141,7 +141,7 @@ export function countDisjunction(
   const words = (seg.maxDoc + 31) >>> 5;
   let postings = 0;
   for (const u of union) postings += u.bits !== undefined ? Infinity : u.it.cost;
-  if (postings * SPARSE_RATIO < words) return countByWalking(union.map((u) => u.it), filters, exclusions, live);
+  if (postings * SPARSE_RATIO < words) return countByWalking(union.map((u) => u.it), filters, exclusions.map((it) => ({ it })), live);
   if (filters.length === 0 && exclusions.length === 0) {
     // postings lists alone (ready bitsets were counted above): a document is counted as its bit is first
     // set, so no pass over the words is needed to count them
@@ -206,38 +206,28 @@ function countBesideBitsets(ready: UnionMember[], rest: DocIterator[], live: Uin
   return n;
 }
 
-/** `countDisjunction` of a sparse union, one document at a time. */
 /**
- * Live documents of `union` in none of `others` (each read from its bitset when it has one, else by
- * advancing its iterator), walked in order; the walk stops once the count exceeds `stopAbove`, and returns
- * that count. Consumes the iterators.
+ * Live documents of `union` matching every one of `filters` and none of `exclusions` (each read from its
+ * bitset when it has one, else by advancing its iterator), walked one document at a time: `countDisjunction`
+ * of a sparse union. The walk stops once the count exceeds `stopAbove`, and returns that count. Consumes
+ * the iterators.
  */
-export function countOutside(union: DocIterator[], others: UnionMember[], live: Uint32Array | undefined, stopAbove = Infinity): number {
+export function countByWalking(
+  union: DocIterator[], filters: DocIterator[], exclusions: UnionMember[], live: Uint32Array | undefined, stopAbove = Infinity,
+): number {
   if (union.length === 0) return 0;
   const it: DocIterator = union.length === 1 ? union[0]! : new UnionIterator(union);
-  const sets = others.flatMap((o) => (o.bits !== undefined ? [o.bits] : []));
-  const walked = others.flatMap((o) => (o.bits === undefined ? [o.it] : []));
+  const sets = exclusions.flatMap((e) => (e.bits !== undefined ? [e.bits] : []));
+  const walked = exclusions.flatMap((e) => (e.bits === undefined ? [e.it] : []));
   let n = 0;
   next: for (let d = it.nextDoc(); d !== NO_MORE_DOCS; d = it.nextDoc()) {
     const word = d >>> 5;
     const bit = 1 << (d & 31);
     if (live !== undefined && (live[word]! & bit) === 0) continue;
-    for (const s of sets) if ((s[word]! & bit) !== 0) continue next;
-    for (const o of walked) if (matchesAt(o, d)) continue next;
-    if (++n > stopAbove) break;
-  }
-  return n;
-}
-
-function countByWalking(union: DocIterator[], filters: DocIterator[], exclusions: DocIterator[], live: Uint32Array | undefined): number {
-  if (union.length === 0) return 0;
-  const it: DocIterator = union.length === 1 ? union[0]! : new UnionIterator(union);
-  let n = 0;
-  next: for (let d = it.nextDoc(); d !== NO_MORE_DOCS; d = it.nextDoc()) {
-    if (live !== undefined && (live[d >>> 5]! & (1 << (d & 31))) === 0) continue;
     for (const f of filters) if (!matchesAt(f, d)) continue next;
-    for (const e of exclusions) if (matchesAt(e, d)) continue next;
-    n++;
+    for (const s of sets) if ((s[word]! & bit) !== 0) continue next;
+    for (const e of walked) if (matchesAt(e, d)) continue next;
+    if (++n > stopAbove) break;
   }
   return n;
 }

@@ -33,7 +33,7 @@ import { NO_MORE_DOCS, SITE_TERM_PREFIX, gramTerm, type PostingsCursor, type Seg
 import { roundScore } from '../rank/bm25.js';
 import { TopK, type CollectedHit } from './collector.js';
 import { accumulateTerms } from './accumulate.js';
-import { countDisjunction, countOutside, intersectionCount, type UnionMember } from './count.js';
+import { countByWalking, countDisjunction, intersectionCount, type UnionMember } from './count.js';
 import { checkDeadline } from './deadline.js';
 import {
   PhraseIterator, TermIterator, UnionIterator, conjunction, matchesAt, type DocIterator,
@@ -190,11 +190,12 @@ export function matchesMore(snap: Snapshot, to: LogicalQuery, from: LogicalQuery
   const before = disjunctionTerms(bindCommonTerms(snap, from));
   const after = disjunctionTerms(bindCommonTerms(snap, to));
   if (before === undefined || after === undefined) return undefined;
-  const shared = before.filter((t) => after.includes(t));
+  const kept = new Set(after);
+  const shared = new Set(before.filter((t) => kept.has(t)));
   const outside = (seg: SegmentReader, terms: string[], stopAbove: number): number => {
     const union: DocIterator[] = [];
     for (const t of terms) {
-      const c = shared.includes(t) ? undefined : seg.postings(t);
+      const c = shared.has(t) ? undefined : seg.postings(t);
       if (c) union.push(new TermIterator(c));
     }
     const others: UnionMember[] = [];
@@ -204,7 +205,7 @@ export function matchesMore(snap: Snapshot, to: LogicalQuery, from: LogicalQuery
     }
     // the most frequent first: a document outside them all is the exception in a long query
     others.sort((a, b) => b.it.cost - a.it.cost);
-    return countOutside(union, others, snap.liveBits(seg), stopAbove);
+    return countByWalking(union, [], others, snap.liveBits(seg), stopAbove);
   };
   let lost = 0;
   for (const seg of snap.segments) if (seg.liveDocs > 0) lost += outside(seg, before, Infinity);
