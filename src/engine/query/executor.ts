@@ -36,7 +36,7 @@ import { accumulateTerms } from './accumulate.js';
 import { countByWalking, countDisjunction, intersectionCount, type UnionMember } from './count.js';
 import { checkDeadline } from './deadline.js';
 import {
-  PhraseIterator, TermIterator, UnionIterator, conjunction, matchesAt, type DocIterator,
+  EMPTY, PhraseIterator, TermIterator, UnionIterator, conjunction, matchesAt, type DocIterator,
 } from './iterators.js';
 import type { LogicalQuery, ScoringNode, TermNode } from './logical.js';
 import { CidTies, blockBound, termFreq, topKDisjunction, type TermScorer } from './maxscore.js';
@@ -200,8 +200,11 @@ export function matchesMore(snap: Snapshot, to: LogicalQuery, from: LogicalQuery
     }
     const others: UnionMember[] = [];
     for (const t of shared) {
-      const c = seg.postings(t);
-      if (c) others.push({ it: new TermIterator(c), bits: snap.keptTermBits(seg, t) });
+      // a term read from its bitset needs no cursor
+      const bits = snap.keptTermBits(seg, t);
+      const c = bits === undefined ? seg.postings(t) : undefined;
+      if (bits !== undefined) others.push({ it: EMPTY, bits });
+      else if (c) others.push({ it: new TermIterator(c) });
     }
     // the most frequent first: a document outside them all is the exception in a long query
     others.sort((a, b) => b.it.cost - a.it.cost);

@@ -247,7 +247,7 @@ class SnapshotSearcher implements Searcher {
     const { logical, run, phraseExact } = this.evaluate(parsed, (page + 1) * pageSize);
     const result: SearchResult = { total: run.total, hits: [] };
     if (phraseExact !== undefined) result.phraseExact = phraseExact;
-    const dym = this.didYouMean(parsed, run.total);
+    const dym = this.didYouMean(parsed, logical, run.total);
     if (dym !== undefined) result.didYouMean = dym;
 
     const slice = run.top.slice(page * pageSize, (page + 1) * pageSize);
@@ -278,9 +278,10 @@ class SnapshotSearcher implements Searcher {
   /**
    * CONTRACT §2 did_you_mean: each optional or required bare word (one analyzed token, not in a phrase or
    * `site:`) that the dictionary corrects is replaced in `q`, everything else kept as written; the
-   * corrected query is offered only when it matches more documents than the original.
+   * corrected query is offered only when it matches more documents than the original. `logical` and
+   * `total` are the query's as it ran (its phrases relaxed when a required one matched nothing).
    */
-  private didYouMean(parsed: ParsedQuery, total: number): string | undefined {
+  private didYouMean(parsed: ParsedQuery, logical: LogicalQuery, total: number): string | undefined {
     // words under 4 characters are never corrected: they need not build the dictionary
     const words = parsed.clauses.filter((c): c is TermClause =>
       c.kind === 'term' && c.occur !== 'mustNot' && c.surfaces.length === 1 && c.surfaces[0]!.length >= MIN_CORRECTED_LENGTH);
@@ -317,11 +318,12 @@ class SnapshotSearcher implements Searcher {
     // document frequencies mostly decide it, else the documents of the words that differ; a query with a
     // phrase may be relaxed, so is always run
     if (!reparsed.hasPhrase) {
-      const logical = toLogical(reparsed);
-      const { low, high } = totalBounds(this.snap, logical);
+      const fixed = toLogical(reparsed);
+      const { low, high } = totalBounds(this.snap, fixed);
       if (low > total) return corrected;
       if (high <= total) return undefined;
-      const more = matchesMore(this.snap, logical, toLogical(parsed));
+      // `logical` is the query's own: one without a phrase is never relaxed
+      const more = matchesMore(this.snap, fixed, logical);
       if (more !== undefined) return more ? corrected : undefined;
     }
     return this.evaluate(reparsed, 0).run.total > total ? corrected : undefined;
