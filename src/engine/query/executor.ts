@@ -182,9 +182,9 @@ export function totalBounds(snap: Snapshot, logical: LogicalQuery): TotalBounds 
  *
  * `from`'s own terms (a misspelt word is rare) are counted outside the shared ones (a frequent one read
  * from its bitset when the query's count made one: a long query's are not made, see `executeSegment`),
- * then `to`'s only until they exceed that. On a million articles, counting the
- * corrected query whole took up to half a millisecond for one in five of the scale bench's short queries,
- * and 20 ms on average for its 300-word ones (every word of which is a candidate for correction).
+ * then `to`'s only until they exceed that. On a million articles, counting the corrected query whole
+ * took up to half a millisecond for one in five of the scale bench's short queries, and 20 ms on average
+ * for its 300-word ones (every word of which is a candidate for correction).
  */
 export function matchesMore(snap: Snapshot, to: LogicalQuery, from: LogicalQuery): boolean | undefined {
   const before = disjunctionTerms(bindCommonTerms(snap, from));
@@ -200,11 +200,13 @@ export function matchesMore(snap: Snapshot, to: LogicalQuery, from: LogicalQuery
     }
     const others: UnionMember[] = [];
     for (const t of shared) {
-      // a term read from its bitset needs no cursor
       const bits = snap.keptTermBits(seg, t);
-      const c = bits === undefined ? seg.postings(t) : undefined;
-      if (bits !== undefined) others.push({ it: EMPTY, bits });
-      else if (c) others.push({ it: new TermIterator(c) });
+      if (bits !== undefined) {
+        others.push({ it: EMPTY, bits }); // read from its bitset: no cursor
+        continue;
+      }
+      const c = seg.postings(t);
+      if (c) others.push({ it: new TermIterator(c) });
     }
     // the most frequent first: a document outside them all is the exception in a long query
     others.sort((a, b) => b.it.cost - a.it.cost);
