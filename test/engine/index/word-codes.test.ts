@@ -295,6 +295,19 @@ test('every occurrence of a token gets its one id, among tens of thousands of sh
   }
 });
 
+test('ids past 65,535 are found again, as are tokens longer than the table of recent tokens holds', () => {
+  const builder = new VocabularyBuilder();
+  const n = 70_000;
+  const word = (k: number): string => `token${k.toString(36).padStart(6, '0')}`; // 11 units: past the recent tokens' 8
+  for (let at = 0; at < n; at += 1000) {
+    const ids = builder.addText(Array.from({ length: 1000 }, (_, k) => word(at + k)).join(' '));
+    for (let k = 0; k < 1000; k++) assert.equal(ids.a[k], at + k);
+  }
+  const again = [3, 65_535, 65_536, 65_537, 69_999];
+  assert.deepEqual(Array.from(builder.addText(again.map(word).join(' ')).view()), again);
+  assert.deepEqual(again.map((id) => builder.token(id)), again.map(word));
+});
+
 /** A model of `size` ranks whose tokens are all empty words. */
 function fakeModel(size: number): WordModel {
   const w = new ByteWriter(size + 8);
