@@ -31,17 +31,25 @@ export function splitsWordsAt(separator: string): boolean {
   return around.length === 2 && around[0] === 'a' && around[1] === 'a';
 }
 
-/** `count` of a token whose analysis is not known yet. */
+/** `yields` of a token whose analysis is not known yet. */
 const UNKNOWN = -1;
-/** `count` of a separator the analyzer does not split at (a text holding it is tokenized whole). */
+/** `yields` of a separator the analyzer does not split at (a text holding it is tokenized whole). */
 const UNCLEAN = -2;
+/** `yields` of a token that yields no analyzer token (a clean separator, or a word of nothing but marks). */
+const NONE = -3;
+/** `yields` of a token that yields several, at `-(yields + MANY)` in `many`. */
+const MANY = 4;
 
 export class StoredTokenAnalysis {
-  /** Per token id, the analyzer tokens it yields, or UNKNOWN, or UNCLEAN. */
-  private count = new Int32Array(1 << 12).fill(UNKNOWN);
-  /** Per token id, where its surfaces start in `surfaces`. */
-  private start = new Int32Array(1 << 12);
-  private readonly surfaces = new IntBuffer();
+  /**
+   * Per token id, what it yields: the number of its one surface (most tokens: a word), or UNKNOWN,
+   * UNCLEAN, NONE, or where its several surfaces are listed: a text's token is read at one place, not at
+   * its count, its start and its surfaces (a segment of perturbed text holds ~10^6 distinct tokens, where
+   * each array read by id misses the cache), and takes 4 bytes, not 12.
+   */
+  private yields = new Int32Array(1 << 12).fill(UNKNOWN);
+  /** The surfaces of tokens that yield several: per such token its count, then its surfaces. */
+  private readonly many = new IntBuffer();
   /** Tokens analyzed so far. */
   private analyzed = 0;
 
@@ -51,9 +59,9 @@ export class StoredTokenAnalysis {
    */
   constructor(private readonly tokens: ScannedTokens, private readonly intern: (surface: string) => number) {}
 
-  /** Bytes of memory the analyses take: 8 a token analyzed and 4 a form it yields. */
+  /** Bytes of memory the analyses take: 4 a token analyzed and 4 a form of those that yield several. */
   get memoryBytes(): number {
-    return 8 * this.analyzed + 4 * this.surfaces.length;
+    return 4 * this.analyzed + 4 * this.many.length;
   }
 
   /**
@@ -63,46 +71,56 @@ export class StoredTokenAnalysis {
    */
   surfacesOf(ids: Int32Array, n: number, out: IntBuffer): boolean {
     out.length = 0;
+    out.reserve(n);
+    let a = out.a;
+    let at = 0;
     for (let k = 0; k < n; k++) {
       const id = ids[k]!;
-      if (id >= this.count.length) this.grow(id);
-      let c = this.count[id]!;
-      if (c === UNKNOWN) c = this.analyze(id);
-      if (c === UNCLEAN) return false;
-      if (c === 0) continue;
-      out.reserve(c);
-      const a = out.a;
-      const s = this.surfaces.a;
-      let from = this.start[id]!;
-      let at = out.length;
-      for (const end = from + c; from < end; ) a[at++] = s[from++]!;
-      out.length = at;
+      if (id >= this.yields.length) this.grow(id);
+      let v = this.yields[id]!;
+      if (v === UNKNOWN) v = this.analyze(id);
+      if (v >= 0) {
+        a[at++] = v;
+      } else if (v === UNCLEAN) {
+        return false;
+      } else if (v !== NONE) {
+        const m = this.many.a;
+        let from = -(v + MANY);
+        const c = m[from++]!;
+        out.length = at;
+        out.reserve(c + n - k);
+        a = out.a;
+        for (const end = from + c; from < end; ) a[at++] = m[from++]!;
+      }
     }
+    out.length = at;
     return true;
   }
 
-  /** Analyzes token `id` and records its tokens; returns their count or UNCLEAN. */
+  /** Analyzes token `id` and records what it yields; returns that (`yields`' value). */
   private analyze(id: number): number {
     const token = this.tokens.token(id);
     const found = analyzeSurfaces(token);
-    let c = found.length;
-    if (!this.tokens.isWord(id)) c = c === 0 && splitsWordsAt(token) ? 0 : UNCLEAN;
-    this.start[id] = this.surfaces.length;
-    if (c > 0) for (const f of found) this.surfaces.push(this.intern(f));
-    this.count[id] = c;
+    let v: number;
+    if (!this.tokens.isWord(id)) v = found.length === 0 && splitsWordsAt(token) ? NONE : UNCLEAN;
+    else if (found.length === 0) v = NONE;
+    else if (found.length === 1) v = this.intern(found[0]!);
+    else {
+      v = -(this.many.length + MANY);
+      this.many.push(found.length);
+      for (const f of found) this.many.push(this.intern(f));
+    }
+    this.yields[id] = v;
     this.analyzed++;
-    return c;
+    return v;
   }
 
   private grow(id: number): void {
-    let size = this.count.length * 2;
+    let size = this.yields.length * 2;
     while (size <= id) size *= 2;
-    const count = new Int32Array(size).fill(UNKNOWN);
-    count.set(this.count);
-    const start = new Int32Array(size);
-    start.set(this.start);
-    this.count = count;
-    this.start = start;
+    const yields = new Int32Array(size).fill(UNKNOWN);
+    yields.set(this.yields);
+    this.yields = yields;
   }
 }
 
