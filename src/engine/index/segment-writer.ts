@@ -126,9 +126,9 @@ const COMMON_INDEX = new Map(COMMON_WORDS.map((w, i) => [w, i]));
 /**
  * An in-memory segment under construction. Doc ids are assigned in `add` order from 0.
  *
- * Inversion is deferred: `add` appends each token's (term id, position) to two flat typed arrays — one
- * array lookup and two stores per token, no per-term arrays to grow — and `encode` groups them by term with
- * a stable counting sort, which keeps each term's tokens in (doc, position) order. A text is scanned once,
+ * Inversion is deferred: `add` appends each token's term id to one flat typed array — one array lookup
+ * and one store per token, no per-term arrays to grow — and `encode` groups them by term with a stable
+ * counting sort, which keeps each term's tokens in (doc, position) order and counts their positions. A text is scanned once,
  * into its stored-text tokens, and its analyzer tokens are read from those (stored-token-analysis.ts); the
  * text itself is not kept.
  */
@@ -140,9 +140,15 @@ export class SegmentBuilder {
   private readonly termNames: string[] = [];
   /** Term id of each common-word pair (`a · n + b`), −1 until it first occurs. */
   private readonly gramIds = new Int32Array(COMMON_INDEX.size * COMMON_INDEX.size).fill(-1);
+  /**
+   * Each token's term id, with NO_POSITION set for a term that has none (`site:` and `gram:` terms). A
+   * token's position is not kept: a field's tokens have consecutive positions, so `sortTokens` counts
+   * them from each document's title length, and a token takes half the bytes of a buffer it took with an
+   * int32 of position beside it.
+   */
   private tokTerm = new IntBuffer();
-  /** Position of each token; −1 for `site:` terms, which have none. */
-  private tokPos = new IntBuffer();
+  /** Tokens of each doc's title: its text's positions start after them and TITLE_TEXT_POSITION_GAP. */
+  private readonly titleLengths: number[] = [];
   /** Index in the token arrays where each doc's tokens start. */
   private readonly docStart: number[] = [];
   private readonly lengths: number[] = [];
@@ -159,7 +165,7 @@ export class SegmentBuilder {
   private prevCommon = -1;
   private prevPos = -2;
   private readonly sink: TokenSink = (_unstemmed, surface, position) => this.token(this.surfaceNumber(surface), position);
-  /** Bytes held per document: heads and token arrays (12 a token: two int32s, and half as much again of growth on average). */
+  /** Bytes held per document: heads and token array (6 a token: an int32, and half as much again of growth on average). */
   private docBytes = 0;
   /** UTF-16 units of the forms' and terms' strings. */
   private stringUnits = 0;
@@ -221,15 +227,13 @@ export class SegmentBuilder {
       f.df[n]!++;
     }
     this.tokTerm.push(f.term[n]!);
-    this.tokPos.push(position);
     const common = f.common[n]!;
     if (common >= 0) {
       if (position === this.prevPos + 1) {
         const pair = this.prevCommon * COMMON_INDEX.size + common;
         let id = this.gramIds[pair]!;
         if (id < 0) id = this.gramIds[pair] = this.termId(gramTerm(COMMON_WORDS[this.prevCommon]!, COMMON_WORDS[common]!));
-        this.tokTerm.push(id);
-        this.tokPos.push(-1);
+        this.tokTerm.push(id | NO_POSITION);
       }
       this.prevCommon = common;
       this.prevPos = position;
@@ -254,7 +258,6 @@ export class SegmentBuilder {
   add(d: IndexedDocument): number {
     const doc = this.cids.length;
     const tokTerm = this.tokTerm;
-    const tokPos = this.tokPos;
     const start = tokTerm.length;
     this.docStart.push(start);
     this.doc = doc;
@@ -264,14 +267,14 @@ export class SegmentBuilder {
     const inText = this.tokens(d.text, this.texts.add(d.text), this.analysis, inTitle + TITLE_TEXT_POSITION_GAP);
     if (d.host !== undefined) {
       for (const t of new Set(siteTerms(d.host))) {
-        tokTerm.push(this.termId(t));
-        tokPos.push(-1);
+        tokTerm.push(this.termId(t) | NO_POSITION);
       }
     }
+    this.titleLengths.push(inTitle);
     this.lengths.push(inTitle + inText);
     this.cids.push(d.cid);
     this.heads.add(d);
-    this.docBytes += 2 * (d.title.length + (d.url?.length ?? 0) + (d.host?.length ?? 0)) + 12 * (tokTerm.length - start) + 128;
+    this.docBytes += 2 * (d.title.length + (d.url?.length ?? 0) + (d.host?.length ?? 0)) + 6 * (tokTerm.length - start) + 128;
     return doc;
   }
 
@@ -288,7 +291,7 @@ export class SegmentBuilder {
     return {
       termNames: this.termNames,
       tokTerm: this.tokTerm.view(),
-      tokPos: this.tokPos.view(),
+      titleLengths: Int32Array.from(this.titleLengths),
       docStart: Int32Array.from(this.docStart),
       lengths: Uint32Array.from(this.lengths),
       cids: BigUint64Array.from(this.cids),
@@ -324,9 +327,10 @@ export function* buildSegment(docs: (IndexedDocument | undefined)[]): Steps<Seal
 export interface SealedSegment {
   /** Term of each term id, in first-seen order. */
   termNames: string[];
-  /** Each token's term id and position (−1 for a `site:` term), doc by doc in add order. */
+  /** Each token's term id, NO_POSITION set for a term without positions, doc by doc in add order. */
   tokTerm: Int32Array<ArrayBuffer>;
-  tokPos: Int32Array<ArrayBuffer>;
+  /** Tokens of each doc's title (SegmentBuilder.titleLengths). */
+  titleLengths: Int32Array<ArrayBuffer>;
   /** Where each doc's tokens start in `tokTerm`. */
   docStart: Int32Array<ArrayBuffer>;
   lengths: Uint32Array<ArrayBuffer>;
@@ -341,39 +345,51 @@ export interface SealedSegment {
 
 /** The buffers of `s`, to transfer rather than copy to another thread. */
 export function sealedSegmentBuffers(s: SealedSegment): ArrayBuffer[] {
-  return [s.tokTerm.buffer, s.tokPos.buffer, s.docStart.buffer, s.lengths.buffer, s.cids.buffer, s.heads.buffer, s.formDf.buffer, ...sealedTextsBuffers(s.texts)];
+  return [s.tokTerm.buffer, s.titleLengths.buffer, s.docStart.buffer, s.lengths.buffer, s.cids.buffer, s.heads.buffer, s.formDf.buffer, ...sealedTextsBuffers(s.texts)];
 }
 
 const NO_TOKENS = new Int32Array(0);
 
+/** Set in a token's term id (`SegmentBuilder.tokTerm`) when its term has no positions; TERM_MASK takes it off. */
+const NO_POSITION = 1 << 31;
+const TERM_MASK = 0x7fffffff;
+
 /**
  * The tokens grouped by term with a stable counting sort: term t's are `[start[t], start[t + 1])` of
- * `sDoc` and `sPos`, in (doc, position) order. The token arrays in add order are let go: a flush holds
- * one copy of the tokens while it writes, not two.
+ * `sDoc` and `sPos`, in (doc, position) order, the positions counted as the tokens are met (−1 for a term
+ * without any). The token array in add order is let go: a flush holds one copy of the tokens while it
+ * writes, not two.
  */
 function sortTokens(s: SealedSegment): { start: Int32Array; sDoc: Int32Array; sPos: Int32Array } {
   const nTerms = s.termNames.length;
   const nTok = s.tokTerm.length;
   const tokTerm = s.tokTerm;
-  const tokPos = s.tokPos;
   const start = new Int32Array(nTerms + 1);
-  for (let i = 0; i < nTok; i++) start[tokTerm[i]! + 1]!++;
+  for (let i = 0; i < nTok; i++) start[(tokTerm[i]! & TERM_MASK) + 1]!++;
   for (let t = 0; t < nTerms; t++) start[t + 1]! += start[t]!;
   const fill = start.slice(0, nTerms);
   const sDoc = new Int32Array(nTok);
   const sPos = new Int32Array(nTok);
   const docStart = s.docStart;
+  const titleLengths = s.titleLengths;
   const maxDoc = docStart.length;
   for (let doc = 0; doc < maxDoc; doc++) {
     const end = doc + 1 < maxDoc ? docStart[doc + 1]! : nTok;
+    const inTitle = titleLengths[doc]!;
+    let field = 0; // the doc's tokens with a position so far
     for (let i = docStart[doc]!; i < end; i++) {
-      const at = fill[tokTerm[i]!]!++;
+      const v = tokTerm[i]!;
+      const at = fill[v & TERM_MASK]!++;
       sDoc[at] = doc;
-      sPos[at] = tokPos[i]!;
+      if (v < 0) {
+        sPos[at] = -1;
+      } else {
+        sPos[at] = field < inTitle ? field : field + TITLE_TEXT_POSITION_GAP;
+        field++;
+      }
     }
   }
   s.tokTerm = NO_TOKENS;
-  s.tokPos = NO_TOKENS;
   return { start, sDoc, sPos };
 }
 
