@@ -80,11 +80,20 @@ export function stemSurface(surface: string): string {
   let s = stemCache.get(surface);
   if (s === undefined) {
     const own = surface.length >= SLICE_MIN_LENGTH ? (' ' + surface).slice(1) : surface;
-    s = porter2(own);
+    s = stemForm(own);
     if (stemCache.size > 200_000) stemCache.clear();
     stemCache.set(own, s);
   }
   return s;
+}
+
+/**
+ * Porter2 stem of a folded surface form, not cached: for a caller that stems each distinct form once
+ * (a segment's writer), to which the cache is only lookups that miss (a segment of Wikipedia articles
+ * holds a few hundred thousand forms, more than the cache keeps).
+ */
+export function stemForm(surface: string): string {
+  return porter2(surface);
 }
 
 /**

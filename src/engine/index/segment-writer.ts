@@ -21,7 +21,7 @@
  *             · u32 metaBytes · footer (QIDX)
  */
 import { constants as zc, brotliCompressSync } from 'node:zlib';
-import { stemSurface, tokenize, type TokenSink } from '../analysis/analyzer.js';
+import { stemForm, tokenize, type TokenSink } from '../analysis/analyzer.js';
 import { ByteWriter, IntBuffer, utf8Encoder } from './bytes.js';
 import { MAGIC } from './footer.js';
 import { TermsWriter, type TermPostingsWriter } from './postings-writer.js';
@@ -219,7 +219,7 @@ export class SegmentBuilder {
     const last = f.last[n]!;
     if (last !== this.doc) {
       if (last < 0) {
-        const stem = stemSurface(f.forms[n]!);
+        const stem = stemForm(f.forms[n]!);
         f.term[n] = this.termId(stem);
         f.common[n] = COMMON_INDEX.get(stem) ?? -1;
       }
