@@ -21,7 +21,7 @@ import { SegmentFile } from './segment-file.js';
 import { FLUSH_THREAD, FlushInThread } from './segment-flush.js';
 import { STORED_MERGE_THREAD, StoredMerge } from './stored-merge.js';
 import { POSTINGS_MERGE_THREAD, PostingsMerge } from './postings-merge.js';
-import { ThreadJob, ThreadPool } from './thread-job.js';
+import { ThreadJob } from './thread-job.js';
 import type { StoreOptions } from './store.js';
 import { IDX_EXT, isDeleted, SegmentView, STO_EXT, type DeletedBits, type SegmentCore } from './segment-reader.js';
 import { encodeSegment, SegmentBuilder, writeSegmentFiles, type IndexedDocument, type SealedSegment, type SegmentFiles } from './segment-writer.js';
@@ -185,16 +185,9 @@ export class DiskIndexWriter implements IndexWriter {
   private batch: Batch | undefined;
   /** Segments threads are building from batches. */
   private building: InThread[] = [];
-  /**
-   * The threads that build and write segments: kept from one to the next through a bulk load (each of
-   * them runs at most `buildThreads` batches and a buffer at once), stopped once its commit has installed
-   * the last of them.
-   */
-  private readonly flushThreads: ThreadPool;
   pending = 0;
 
   constructor(private readonly index: WriterHost, private readonly lock: WriterLock) {
-    this.flushThreads = new ThreadPool(FLUSH_THREAD, index.options.buildThreads + 1);
     const { manifest, views } = index.currentLocked();
     this.nextSegment = manifest.nextSegment;
     this.working = views.map((v, i) => ({ core: v.core, deleted: v.deleted, dirty: false, deletesFile: manifest.segments[i]!.deletes, view: v }));
@@ -261,7 +254,7 @@ export class DiskIndexWriter implements IndexWriter {
     if (b === undefined) return;
     this.batch = undefined;
     const name = segmentName(this.nextSegment++);
-    this.building.push({ docs: b.docs, flush: new FlushInThread(this.flushThreads, { dir: this.index.dir, name, segment: b.documents, store: this.storeOptions() }) });
+    this.building.push({ docs: b.docs, flush: new FlushInThread({ dir: this.index.dir, name, segment: b.documents, store: this.storeOptions() }) });
   }
 
   /** Installs the segments threads have finished building from batches; throws when one of them failed. */
@@ -341,7 +334,7 @@ export class DiskIndexWriter implements IndexWriter {
     const taken = this.takeBufferLocked();
     if (taken.segment !== undefined && taken.bytes >= this.index.options.threadBytes && ThreadJob.available(FLUSH_THREAD)) {
       const name = segmentName(this.nextSegment++);
-      this.background = { docs: taken.docs, flush: new FlushInThread(this.flushThreads, { dir: this.index.dir, name, segment: taken.segment, store: this.storeOptions() }) };
+      this.background = { docs: taken.docs, flush: new FlushInThread({ dir: this.index.dir, name, segment: taken.segment, store: this.storeOptions() }) };
       return;
     }
     this.installSegmentLocked(taken.docs, taken.segment && runSync(this.flushSteps(taken.segment)));
@@ -369,7 +362,6 @@ export class DiskIndexWriter implements IndexWriter {
       this.building.shift();
       this.installWrittenLocked(b);
     }
-    await this.flushThreads.drain(); // the merges that follow need the memory more than the next load needs warm threads
   }
 
   private flushSteps(segment: SealedSegment): Steps<SegmentCore> {
@@ -553,7 +545,6 @@ export class DiskIndexWriter implements IndexWriter {
     this.background = undefined;
     for (const b of this.building) await b.flush.cancel();
     this.building = [];
-    await this.flushThreads.drain();
     this.batch = undefined;
     this.builder = new SegmentBuilder();
     this.lock.release();

@@ -3,14 +3,15 @@
  * `mergeTermsFrom` into the part and a scratch file for its positions, and ends the part; cancelled or
  * failed, it removes both.
  */
+import { workerData } from 'node:worker_threads';
 import { tempName } from './directory.js';
 import { mergeTermsFrom, type MergeSource } from './merge.js';
 import { finishPart, type PostingsMergeInput } from './postings-merge.js';
 import { Spill } from './segment-file.js';
 import { SegmentCore } from './segment-reader.js';
-import { runWithCheckpoints, serveThreadJobs } from './thread-job.js';
+import { runThreadJob, runWithCheckpoints } from './thread-job.js';
 
-serveThreadJobs<PostingsMergeInput>((job, checkpoint) => {
+runThreadJob<PostingsMergeInput>(workerData, (job, checkpoint) => {
   const cores: SegmentCore[] = [];
   try {
     const sources: MergeSource[] = job.sources.map(({ name, deleted }) => {

@@ -19,11 +19,9 @@ import { copyFileRange, type ByteSink, type Spill } from './segment-file.js';
 import { readAt, type DeletedBits } from './segment-reader.js';
 import type { TermsPart } from './segment-writer.js';
 import type { Steps } from './steps.js';
-import { ThreadJob, ThreadPool } from './thread-job.js';
+import { ThreadJob } from './thread-job.js';
 
 export const POSTINGS_MERGE_THREAD = threadModule(import.meta.url, 'postings-merge-thread');
-/** One thread a merge, stopped when its job ends. */
-const threads = new ThreadPool(POSTINGS_MERGE_THREAD);
 
 /** What the thread is given: the directory, the part's path, the sources in merge order, the first term it writes. */
 export interface PostingsMergeInput {
@@ -87,7 +85,7 @@ export class PostingsMerge {
   /** Starts writing the part `input.part`. */
   constructor(input: PostingsMergeInput) {
     this.#path = input.part;
-    this.#job = new ThreadJob(threads, input, [], `Merging the postings of the terms from ${JSON.stringify(input.from)} on into ${input.part}`);
+    this.#job = new ThreadJob(POSTINGS_MERGE_THREAD, input, [], `Merging the postings of the terms from ${JSON.stringify(input.from)} on into ${input.part}`);
   }
 
   /** Waits (as steps) for the thread, then opens its part; throws when the thread failed. */

@@ -12,7 +12,7 @@ import { threadModule } from '../../kernel/thread-module.js';
 import { IDX_EXT, STO_EXT } from './segment-reader.js';
 import { sealedSegmentBuffers, type IndexedDocument, type SealedSegment } from './segment-writer.js';
 import type { StoreOptions } from './store.js';
-import { ThreadJob, type ThreadPool } from './thread-job.js';
+import { ThreadJob } from './thread-job.js';
 
 export const FLUSH_THREAD = threadModule(import.meta.url, 'segment-flush-thread');
 
@@ -28,12 +28,12 @@ export class FlushInThread {
   readonly #job: ThreadJob;
   readonly #input: Omit<FlushInput, 'segment'>;
 
-  /** Starts writing segment `name` of `segment`, which the caller gives up, in a thread of `threads` (a pool of FLUSH_THREAD's). */
-  constructor(threads: ThreadPool, input: FlushInput) {
+  /** Starts writing segment `name` of `segment`, which the caller gives up. */
+  constructor(input: FlushInput) {
     const { segment, ...rest } = input;
     this.#input = rest;
     const transfer = Array.isArray(segment) ? [] : sealedSegmentBuffers(segment as SealedSegment);
-    this.#job = new ThreadJob(threads, input, transfer, `Writing segment ${join(input.dir, input.name)}`);
+    this.#job = new ThreadJob(FLUSH_THREAD, input, transfer, `Writing segment ${join(input.dir, input.name)}`);
   }
 
   get name(): string {

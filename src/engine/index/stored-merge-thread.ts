@@ -3,13 +3,14 @@
  * `mergeStored` into the new file and commits it; cancelled or failed, it removes its temporary.
  */
 import { join } from 'node:path';
+import { workerData } from 'node:worker_threads';
 import { mergeStored } from './merge.js';
 import { SegmentFile } from './segment-file.js';
 import type { StoredMergeInput } from './stored-merge.js';
 import { StoredReader } from './store.js';
-import { runWithCheckpoints, serveThreadJobs } from './thread-job.js';
+import { runThreadJob, runWithCheckpoints } from './thread-job.js';
 
-serveThreadJobs<StoredMergeInput>((job, checkpoint) => {
+runThreadJob<StoredMergeInput>(workerData, (job, checkpoint) => {
   const stores: StoredReader[] = [];
   try {
     const sources = job.sources.map(({ file, deleted }) => {

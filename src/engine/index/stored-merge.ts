@@ -11,11 +11,9 @@ import { join } from 'node:path';
 import { threadModule } from '../../kernel/thread-module.js';
 import type { DeletedBits } from './segment-reader.js';
 import type { StoreOptions } from './store.js';
-import { ThreadJob, ThreadPool } from './thread-job.js';
+import { ThreadJob } from './thread-job.js';
 
 export const STORED_MERGE_THREAD = threadModule(import.meta.url, 'stored-merge-thread');
-/** One thread a merge, stopped when its job ends. */
-const threads = new ThreadPool(STORED_MERGE_THREAD);
 
 /** What the thread is given: the directory, the file to write, the sources in merge order. */
 export interface StoredMergeInput {
@@ -32,7 +30,7 @@ export class StoredMerge {
   /** Starts writing `dir/file`, the merged stored text of `sources`. */
   constructor(input: StoredMergeInput) {
     this.#path = join(input.dir, input.file);
-    this.#job = new ThreadJob(threads, input, [], `Merging stored text into ${this.#path}`);
+    this.#job = new ThreadJob(STORED_MERGE_THREAD, input, [], `Merging stored text into ${this.#path}`);
   }
 
   /** Resolves once the file is durable under its name; rejects when the thread failed. */

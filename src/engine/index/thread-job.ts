@@ -8,13 +8,9 @@
  * next one) or cooperatively (in `commit()`). A thread that ends without a word — one that could not load
  * its module or ran out of memory posts nothing, and a synchronous wait sees no `exit` event — is known by
  * its silence: no heartbeat for SILENCE_MS fails the job.
- *
- * A job runs in a thread of a `ThreadPool`, which may keep the thread for the pool's next job: a new thread
- * starts with nothing compiled and its caches empty (the stems of a segment's words, analyzer.ts), which
- * cost a bulk load's batch of 12,000 articles 0.5–0.8 s of its 2.1–2.4 s of CPU in a fresh thread.
  */
 import { existsSync } from 'node:fs';
-import { MessageChannel, parentPort, receiveMessageOnPort, Worker, type MessagePort, type Transferable } from 'node:worker_threads';
+import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort, type Transferable } from 'node:worker_threads';
 import { InternalError } from '../../kernel/errors.js';
 import { STEP_MS, type Steps } from './steps.js';
 
@@ -35,10 +31,8 @@ const waitAsync = (Atomics as unknown as {
   waitAsync(a: Int32Array, index: number, value: number, timeoutMs: number): { async: false; value: string } | { async: true; value: Promise<string> };
 }).waitAsync;
 
-/** What a job's thread receives: its number, its input, the shared int32s and the port for a failure's message. */
+/** What a job's thread receives: its input, the shared int32s and the port for a failure's message. */
 interface ThreadJobData<T> {
-  /** Posted back by the thread when the job has ended (a kept thread's earlier jobs post theirs too). */
-  id: number;
   input: T;
   shared: Int32Array;
   port: MessagePort;
@@ -49,58 +43,6 @@ interface Failure {
   stack?: string;
 }
 
-/**
- * The threads that run one module's jobs (a file that calls `serveThreadJobs`). A thread whose job has
- * ended is kept for the next, up to `keep` of them, and lets the process exit while it waits; the others
- * are stopped. A kept thread holds what its last job left on its heap until its next job collects it, so
- * its owner drains the pool when a run of jobs is over (a bulk load, at its commit).
- */
-export class ThreadPool {
-  readonly #idle = new Set<Worker>();
-  /** Threads started so far. */
-  started = 0;
-
-  constructor(readonly module: URL, readonly keep = 0) {}
-
-  /** Threads waiting for a job. */
-  get idle(): number {
-    return this.#idle.size;
-  }
-
-  /** A kept thread, or a new one; it keeps the process alive until it is given back. */
-  take(): Worker {
-    for (const w of this.#idle) {
-      this.#idle.delete(w);
-      w.ref();
-      return w;
-    }
-    const w = new Worker(this.module);
-    this.started++;
-    w.once('exit', () => this.#idle.delete(w));
-    return w;
-  }
-
-  /** A thread whose job has ended by itself: kept while fewer than `keep` are, else stopped. */
-  give(w: Worker): void {
-    if (this.#idle.size < this.keep) {
-      w.unref();
-      this.#idle.add(w);
-    } else {
-      void w.terminate();
-    }
-  }
-
-  /** Stops the kept threads, releasing their memory. */
-  async drain(): Promise<void> {
-    const idle = [...this.#idle];
-    this.#idle.clear();
-    await Promise.all(idle.map((w) => w.terminate()));
-  }
-}
-
-/** Jobs started in this thread, numbering them. */
-let jobs = 0;
-
 export class ThreadJob {
   /** Whether `module` was built (a library run from its sources without a build has no thread modules). */
   static available(module: URL): boolean {
@@ -110,16 +52,6 @@ export class ThreadJob {
   readonly #shared = new Int32Array(new SharedArrayBuffer(12));
   readonly #port: MessagePort;
   readonly #what: string;
-  readonly #pool: ThreadPool;
-  #worker: Worker | undefined;
-  /** Set when the thread died or went silent: it is stopped, not given back. */
-  #lost = false;
-  readonly #id = ++jobs;
-  readonly #onEnded = (id: unknown) => {
-    if (id === this.#id) this.#release();
-  };
-  readonly #onError = (err: Error) => this.#fail({ message: err.message, stack: err.stack }, true);
-  readonly #onExit = (code: number) => this.#fail({ message: `its thread exited (code ${code}) before it finished` }, true);
   #failure: Error | undefined;
   #settled = false;
   /** The heartbeat last seen, and when it changed. */
@@ -127,24 +59,20 @@ export class ThreadJob {
   #heard = performance.now();
 
   /**
-   * Starts a job on `input` in a thread of `pool`, moving `transfer` (buffers of `input` the caller gives
-   * up) rather than copying them. `what` names the job in errors.
+   * Starts `module` (a file that calls `runThreadJob`) on `input`, moving `transfer` (buffers of `input`
+   * the caller gives up) rather than copying them. `what` names the job in errors.
    */
-  constructor(pool: ThreadPool, input: unknown, transfer: readonly Transferable[], what: string) {
+  constructor(module: URL, input: unknown, transfer: readonly Transferable[], what: string) {
     this.#what = what;
-    this.#pool = pool;
     const { port1, port2 } = new MessageChannel();
     this.#port = port1;
-    const data: ThreadJobData<unknown> = { id: this.#id, input, shared: this.#shared, port: port2 };
+    const data: ThreadJobData<unknown> = { input, shared: this.#shared, port: port2 };
     // the worker keeps the process alive while it works (a cooperative wait's timer does not)
-    const worker = (this.#worker = pool.take());
+    const worker = new Worker(module, { workerData: data, transferList: [port2, ...transfer] });
     port1.unref();
     // a thread that fails to start, or ends without a word, is seen at once by a cooperative wait
-    worker.once('error', this.#onError);
-    worker.once('exit', this.#onExit);
-    // the thread says when its job has ended, so that it goes back to its pool even if nobody waits for the job
-    worker.on('message', this.#onEnded);
-    worker.postMessage(data, [port2, ...transfer]);
+    worker.once('error', (err) => this.#fail({ message: err.message, stack: err.stack }));
+    worker.once('exit', (code) => this.#fail({ message: `its thread exited (code ${code}) before it finished` }));
   }
 
   /** Whether the job has ended, however it ended (`waitSync` then returns or throws at once). */
@@ -198,31 +126,16 @@ export class ThreadJob {
       this.#beat = beat;
       this.#heard = now;
     } else if (now - this.#heard > SILENCE_MS) {
-      this.#fail({ message: `its thread has been silent for ${SILENCE_MS / 1000} s` }, true);
+      this.#fail({ message: `its thread has been silent for ${SILENCE_MS / 1000} s` });
       return false;
     }
     return true;
   }
 
-  /** Fails the job from this side; a `lost` thread (dead or silent) is not given back to its pool. */
-  #fail(failure: Failure, lost: boolean): void {
+  #fail(failure: Failure): void {
     if (Atomics.compareExchange(this.#shared, STATE, RUNNING, FAILED) !== RUNNING) return;
-    this.#lost = lost;
     this.#failure = this.#error(failure);
     Atomics.notify(this.#shared, STATE);
-    this.#release();
-  }
-
-  /** Lets go of the thread once the job has ended: back to its pool, or stopped when it was lost. */
-  #release(): void {
-    const w = this.#worker;
-    if (w === undefined) return;
-    this.#worker = undefined;
-    w.off('error', this.#onError);
-    w.off('exit', this.#onExit);
-    w.off('message', this.#onEnded);
-    if (this.#lost) void w.terminate();
-    else this.#pool.give(w);
   }
 
   #error(failure: Failure): Error {
@@ -231,7 +144,6 @@ export class ThreadJob {
   }
 
   #settle(): void {
-    this.#release();
     if (!this.#settled) {
       this.#settled = true;
       if (Atomics.load(this.#shared, STATE) === FAILED && this.#failure === undefined) {
@@ -252,20 +164,12 @@ class Cancelled extends Error {
 }
 
 /**
- * The thread's side: runs `job` on each job's input it is sent, with `checkpoint`, which the job calls at
- * every step (it bumps the heartbeat and throws once the job is cancelled), then reports how it ended.
- * `job` must clean up after itself when it throws.
+ * The thread's side: runs `job` on the input with `checkpoint`, which the job calls at every step (it
+ * bumps the heartbeat and throws once the job is cancelled), then reports how it ended. `job` must
+ * clean up after itself when it throws.
  */
-export function serveThreadJobs<T>(job: (input: T, checkpoint: () => void) => void): void {
-  const parent = parentPort!;
-  parent.on('message', (data: ThreadJobData<T>) => {
-    runThreadJob(data, job);
-    parent.postMessage(data.id);
-  });
-}
-
-function runThreadJob<T>(data: ThreadJobData<T>, job: (input: T, checkpoint: () => void) => void): void {
-  const { input, shared, port } = data;
+export function runThreadJob<T>(data: unknown, job: (input: T, checkpoint: () => void) => void): void {
+  const { input, shared, port } = data as ThreadJobData<T>;
   const checkpoint = () => {
     Atomics.add(shared, BEAT, 1);
     if (Atomics.load(shared, CANCEL) !== 0) throw new Cancelled();
