@@ -7,11 +7,14 @@
  * bits its range allows, then each half within what the middle left it), against their Rice codes as
  * written (postings-format.ts): how far the positions' code is from a stronger one, measured rather than
  * guessed. The ratio is the sample's; the kind's bytes under the other code are estimated from it.
+ * With `--words a,b,…`, the bytes of those words' terms (as analyzed) are also summed on a row of their
+ * own, across the kinds: what an analyzer that dropped them as stop words would not have indexed.
  *
- *   node --import tsx bench/index-bytes.ts <index dir> [--codes 50]
+ *   node --import tsx bench/index-bytes.ts <index dir> [--codes 50] [--words a,an,and,…]
  */
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { analyzeTerms } from '../src/engine/analysis/analyzer.js';
 import { COMMON_GRAM_WORDS } from '../src/engine/analysis/common-grams.js';
 import { readManifest } from '../src/engine/index/manifest.js';
 import { RICE_ESCAPE, riceParameter } from '../src/engine/index/postings-format.js';
@@ -36,7 +39,11 @@ export interface TermClass {
 export interface IndexBytes {
   docs: number;
   classes: TermClass[];
+  /** With `words`: their terms' share, whatever kind they are. */
+  listed?: TermClass;
 }
+
+const emptyClass = (name: string): TermClass => ({ name, terms: 0, postings: 0, positions: 0, postingsBytes: 0, positionsBytes: 0 });
 
 const CLASSES = ['common words', 'grams', 'site:', 'in ≥ 10 % of docs', 'in 1–10 %', 'in 0.1–1 %', 'in < 0.1 %'] as const;
 
@@ -72,10 +79,15 @@ export function interpolativeBits(p: ArrayLike<number>, from: number, to: number
   return truncatedBinaryBits(most - least + 1, v - least) + interpolativeBits(p, from, mid, lo, v - 1) + interpolativeBits(p, mid + 1, to, v + 1, hi);
 }
 
-/** The breakdown of the index in `dir` (its current commit); `codes`: measure the codes of every common word's and every codes-th other term's positions. */
-export function indexBytes(dir: string, codes = 0): IndexBytes {
+/**
+ * The breakdown of the index in `dir` (its current commit). `codes`: measure the codes of every common
+ * word's and every codes-th other term's positions; `words`: sum these words' terms on a row of their own.
+ */
+export function indexBytes(dir: string, { codes = 0, words = [] }: { codes?: number; words?: readonly string[] } = {}): IndexBytes {
   const manifest = readManifest(dir);
-  const classes = new Map<string, TermClass>(CLASSES.map((name) => [name, { name, terms: 0, postings: 0, positions: 0, postingsBytes: 0, positionsBytes: 0 }]));
+  const classes = new Map<string, TermClass>(CLASSES.map((name) => [name, emptyClass(name)]));
+  const wordTerms = new Set(words.flatMap((w) => analyzeTerms(w)));
+  const listed = wordTerms.size > 0 ? emptyClass(`${words.length} words listed`) : undefined;
   let docs = 0;
   const info = newTermInfo();
   for (const { name } of manifest?.segments ?? []) {
@@ -89,16 +101,19 @@ export function indexBytes(dir: string, codes = 0): IndexBytes {
         const term = terms.at(ord);
         const kind = classOf(term, info.docFreq, core.maxDoc);
         const c = classes.get(kind)!;
-        c.terms++;
-        c.postings += info.docFreq;
-        c.postingsBytes += info.postingsEnd - info.postingsStart;
-        c.positionsBytes += info.positionsEnd - info.positionsStart;
+        const rows = listed !== undefined && wordTerms.has(term) ? [c, listed] : [c];
+        for (const row of rows) {
+          row.terms++;
+          row.postings += info.docFreq;
+          row.postingsBytes += info.postingsEnd - info.postingsStart;
+          row.positionsBytes += info.positionsEnd - info.positionsStart;
+        }
         const withPositions = info.positionsEnd > info.positionsStart;
         const sample = withPositions && codes > 0 && (kind === 'common words' || (c.terms - 1) % codes === 0);
         const cursor = core.cursor(ord, sample, true, terms);
         for (let d = cursor.nextDoc(); d !== NO_MORE_DOCS; d = cursor.nextDoc()) {
           const f = cursor.freq();
-          if (withPositions) c.positions += f;
+          if (withPositions) for (const row of rows) row.positions += f;
           if (!sample) continue;
           const p = cursor.positions();
           const length = lengths[d]!;
@@ -116,26 +131,27 @@ export function indexBytes(dir: string, codes = 0): IndexBytes {
       core.close();
     }
   }
-  return { docs, classes: [...classes.values()].filter((c) => c.terms > 0) };
+  return { docs, classes: [...classes.values()].filter((c) => c.terms > 0), ...(listed === undefined ? {} : { listed }) };
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1])) {
   const { option, positional: [dir] } = commandLine();
   if (dir === undefined) {
-    console.error('usage: node --import tsx bench/index-bytes.ts <index dir> [--codes N]');
+    console.error('usage: node --import tsx bench/index-bytes.ts <index dir> [--codes N] [--words a,b,…]');
     process.exit(2);
   }
   const codes = Number(option('codes') ?? 0);
-  const { docs, classes } = indexBytes(dir, codes);
+  const words = option('words')?.split(',').filter((w) => w !== '') ?? [];
+  const { docs, classes, listed } = indexBytes(dir, { codes, words });
   const mib = (b: number) => (b / 2 ** 20).toFixed(1);
   const total = classes.reduce((s, c) => s + c.postingsBytes + c.positionsBytes, 0);
   console.log(`# ${dir}: ${docs} documents, postings and positions ${mib(total)} MiB\n`);
   console.log('| terms | count | postings | postings MiB | positions | positions MiB | bits per position | share of the bytes |' + (codes > 0 ? ' sampled positions | interpolative / Rice bits | positions MiB, interpolative (estimated) |' : ''));
   console.log('|---|---:|---:|---:|---:|---:|---:|---:|' + (codes > 0 ? '---:|---:|---:|' : ''));
-  for (const c of classes) {
+  for (const c of listed === undefined ? classes : [...classes, listed]) {
     const bits = c.positions > 0 ? ((8 * c.positionsBytes) / c.positions).toFixed(2) : '–';
     const share = (100 * (c.postingsBytes + c.positionsBytes) / total).toFixed(1);
-    const s = c.sampled;
+    const s = c === listed ? undefined : c.sampled;
     const sampled = codes === 0 ? '' : s === undefined ? ' – | – | – |' : ` ${s.positions} | ${(s.interpolativeBits / s.riceBits).toFixed(3)} | ${mib((c.positionsBytes * s.interpolativeBits) / s.riceBits)} |`;
     console.log(`| ${c.name} | ${c.terms} | ${c.postings} | ${mib(c.postingsBytes)} | ${c.positions} | ${mib(c.positionsBytes)} | ${bits} | ${share} % |${sampled}`);
   }

@@ -38,7 +38,8 @@ test('every postings and positions byte is in one kind of term, and the position
   await w.close();
   await index.close();
 
-  const { docs: counted, classes } = indexBytes(dir, 1);
+  const listedWords = ['the', 'and', 'granite', 'absent'];
+  const { docs: counted, classes, listed } = indexBytes(dir, { codes: 1, words: listedWords });
   assert.equal(counted, docs.length);
   const byName = new Map(classes.map((c) => [c.name, c]));
 
@@ -54,6 +55,12 @@ test('every postings and positions byte is in one kind of term, and the position
   assert.equal(byName.get('common words')!.positions, common);
   const all = docs.reduce((n, d) => n + analyzeTerms(d.title).length + analyzeTerms(d.text).length, 0);
   assert.equal(classes.reduce((s, c) => s + c.positions, 0), all);
+
+  // the listed words' row counts their occurrences across kinds (common or not; a word in no document adds nothing)
+  const listedTerms = new Set(listedWords.flatMap((w) => analyzeTerms(w)));
+  const occurrences = docs.reduce((n, d) => n + [...analyzeTerms(d.title), ...analyzeTerms(d.text)].filter((term) => listedTerms.has(term)).length, 0);
+  assert.equal(listed!.positions, occurrences);
+  assert.ok(listed!.postingsBytes > 0 && listed!.positionsBytes > 0);
 
   for (const synthetic of ['grams', 'site:']) {
     const c = byName.get(synthetic)!;
