@@ -355,12 +355,21 @@ const NO_POSITION = 1 << 31;
 const TERM_MASK = 0x7fffffff;
 
 /**
- * The tokens grouped by term with a stable counting sort: term t's are `[start[t], start[t + 1])` of
- * `sDoc` and `sPos`, in (doc, position) order, the positions counted as the tokens are met (−1 for a term
- * without any). The token array in add order is let go: a flush holds one copy of the tokens while it
- * writes, not two.
+ * Where a sorted token's doc number and position are held: 16 bits each when every value fits, else 32.
+ * A buffer's documents number at most 65,536 but for very short ones, and a position needs more than 16
+ * bits only in a document of more than 65,520 tokens; the sort's two arrays are then 4 bytes a token
+ * instead of 8, beside the 4 of the tokens they are sorted from (a full buffer of Wikipedia articles holds
+ * ~20 million tokens, sorted in a thread while the next buffer fills).
  */
-function sortTokens(s: SealedSegment): { start: Int32Array; sDoc: Int32Array; sPos: Int32Array } {
+type SortedColumn = Int32Array | Uint16Array;
+
+/**
+ * The tokens grouped by term with a stable counting sort: term t's are `[start[t], start[t + 1])` of
+ * `sDoc` and `sPos`, in (doc, position) order, the positions counted as the tokens are met (none written
+ * for a term without any: its postings read no positions). The token array in add order is let go: a
+ * flush holds one copy of the tokens while it writes, not two.
+ */
+function sortTokens(s: SealedSegment): { start: Int32Array; sDoc: SortedColumn; sPos: SortedColumn } {
   const nTerms = s.termNames.length;
   const nTok = s.tokTerm.length;
   const tokTerm = s.tokTerm;
@@ -368,11 +377,14 @@ function sortTokens(s: SealedSegment): { start: Int32Array; sDoc: Int32Array; sP
   for (let i = 0; i < nTok; i++) start[(tokTerm[i]! & TERM_MASK) + 1]!++;
   for (let t = 0; t < nTerms; t++) start[t + 1]! += start[t]!;
   const fill = start.slice(0, nTerms);
-  const sDoc = new Int32Array(nTok);
-  const sPos = new Int32Array(nTok);
   const docStart = s.docStart;
   const titleLengths = s.titleLengths;
   const maxDoc = docStart.length;
+  // a position is below its doc's token count plus the title's gap
+  let most = 0;
+  for (let doc = 0; doc < maxDoc; doc++) most = Math.max(most, (doc + 1 < maxDoc ? docStart[doc + 1]! : nTok) - docStart[doc]!);
+  const sDoc = maxDoc <= 0x10000 ? new Uint16Array(nTok) : new Int32Array(nTok);
+  const sPos = most + TITLE_TEXT_POSITION_GAP <= 0x10000 ? new Uint16Array(nTok) : new Int32Array(nTok);
   for (let doc = 0; doc < maxDoc; doc++) {
     const end = doc + 1 < maxDoc ? docStart[doc + 1]! : nTok;
     const inTitle = titleLengths[doc]!;
@@ -381,9 +393,7 @@ function sortTokens(s: SealedSegment): { start: Int32Array; sDoc: Int32Array; sP
       const v = tokTerm[i]!;
       const at = fill[v & TERM_MASK]!++;
       sDoc[at] = doc;
-      if (v < 0) {
-        sPos[at] = -1;
-      } else {
+      if (v >= 0) {
         sPos[at] = field < inTitle ? field : field + TITLE_TEXT_POSITION_GAP;
         field++;
       }
