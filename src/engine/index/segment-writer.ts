@@ -355,11 +355,11 @@ const NO_POSITION = 1 << 31;
 const TERM_MASK = 0x7fffffff;
 
 /**
- * Where a sorted token's doc number and position are held: 16 bits each when every value fits, else 32.
- * A buffer's documents number at most 65,536 but for very short ones, and a position needs more than 16
- * bits only in a document of more than 65,520 tokens; the sort's two arrays are then 4 bytes a token
- * instead of 8, beside the 4 of the tokens they are sorted from (a full buffer of Wikipedia articles holds
- * ~20 million tokens, sorted in a thread while the next buffer fills).
+ * Where a sorted token's doc number and position are held: 16 bits each when every value of the buffer
+ * fits, else 32. A buffer holds more than 65,536 documents only when they are very short, and a position
+ * needs more than 16 bits only in a document of more than 65,520 tokens; with 16-bit columns the sort
+ * holds 8 bytes a token instead of 12 (the 4 of the tokens it sorts from included), in a thread, while
+ * the next buffer fills beside it.
  */
 type SortedColumn = Int32Array | Uint16Array;
 
