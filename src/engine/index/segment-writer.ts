@@ -380,11 +380,11 @@ function sortTokens(s: SealedSegment): { start: Int32Array; sDoc: SortedColumn; 
   const docStart = s.docStart;
   const titleLengths = s.titleLengths;
   const maxDoc = docStart.length;
-  // a position is below its doc's token count plus the title's gap
-  let most = 0;
-  for (let doc = 0; doc < maxDoc; doc++) most = Math.max(most, (doc + 1 < maxDoc ? docStart[doc + 1]! : nTok) - docStart[doc]!);
+  // a position is below its doc's length (the tokens that have one) plus the title's gap
+  let longest = 0;
+  for (const length of s.lengths) if (length > longest) longest = length;
   const sDoc = maxDoc <= 0x10000 ? new Uint16Array(nTok) : new Int32Array(nTok);
-  const sPos = most + TITLE_TEXT_POSITION_GAP <= 0x10000 ? new Uint16Array(nTok) : new Int32Array(nTok);
+  const sPos = longest + TITLE_TEXT_POSITION_GAP <= 0x10000 ? new Uint16Array(nTok) : new Int32Array(nTok);
   for (let doc = 0; doc < maxDoc; doc++) {
     const end = doc + 1 < maxDoc ? docStart[doc + 1]! : nTok;
     const inTitle = titleLengths[doc]!;
