@@ -100,7 +100,12 @@ export async function buildPeer(peer: ExternalPeer, work: string, dir: string, d
   return { ...report, textBytes };
 }
 
-export interface PeerTiming { kind: string; exactTotal: boolean; ms: number[]; cpu: number[]; totals: number[] }
+/**
+ * One query kind's timed pass: `ms` from each query's text to its hits (as Quarry is timed); `searchMs`,
+ * when the peer can tell, the search alone within it (Lucene: the parsed query given to the searcher,
+ * neither the parse nor the reading of the hits' stored ids).
+ */
+export interface PeerTiming { kind: string; exactTotal: boolean; ms: number[]; cpu: number[]; totals: number[]; searchMs?: number[] }
 export interface PeerServe { openMs: number; rssBase: number; rssOpen: number; rssAfter: number; timings: PeerTiming[] }
 
 /** Opens the peer's index in a fresh process and times the queries (kind and text), each kind twice: estimated and exact totals. */
