@@ -261,8 +261,8 @@ async function buildExternal(peer: ExternalPeer, source: Source, work: string, d
 /**
  * A peer's serving report; its query kinds timed with exact totals come out as a second engine row,
  * "<name> exact", and the search alone of its default collector's pass (when the peer times it apart) as
- * a third, "<name> search only": the figure this bench reported for Lucene until 2026-12-06, without the
- * query's parse and the reading of its hits, both of which Quarry's figures include.
+ * a third, "<name> search only": without the query's parse and the reading of its hits, both of which
+ * Quarry's figures include.
  */
 function serveExternal(peer: ExternalPeer, r: PeerServe): ServeReport[] {
   const report = (exact: boolean): ServeReport => ({
