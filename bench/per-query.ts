@@ -21,7 +21,8 @@ import { EXTERNAL_PEERS, servePeer } from './peers/external.js';
 import { commandLine } from './command-line.js';
 
 interface Query { kind: string; q: string }
-interface Row { q: string; quarry: number; peer: number; peerSearch: number; peerExact: number; total: number; peerTotal: number }
+/** `peerSearch`: the peer's search alone (undefined when the peer does not time it apart). */
+interface Row { q: string; quarry: number; peer: number; peerSearch: number | undefined; peerExact: number; total: number; peerTotal: number }
 
 const { option, positional: [dir] } = commandLine();
 if (dir === undefined) {
@@ -66,7 +67,7 @@ const rowsOf = (kind: string): Row[] => {
   const [fast, exact] = [timing(false), timing(true)];
   const per = (xs: number[], j: number) => median(xs.slice(j * reps, (j + 1) * reps));
   return at.map((i, j) => ({
-    q: queries[i]!.q, quarry: quarry[i]!.ms, peer: per(fast.ms, j), peerSearch: per(fast.searchMs ?? fast.ms, j), peerExact: per(exact.ms, j),
+    q: queries[i]!.q, quarry: quarry[i]!.ms, peer: per(fast.ms, j), peerSearch: fast.searchMs === undefined ? undefined : per(fast.searchMs, j), peerExact: per(exact.ms, j),
     total: quarry[i]!.total, peerTotal: exact.totals[j * reps]!,
   }));
 };
@@ -82,7 +83,7 @@ for (const kind of kinds) {
   const other = rows.filter((r) => !same.includes(r));
   for (const [label, part] of [[kind, rows], [`${kind}, same matches`, same], [`${kind}, others`, other]] as const) {
     if (part.length === 0) continue;
-    console.log(`| ${label} | ${part.length} | ${ms(median(part.map((r) => r.quarry)))} | ${ms(median(part.map((r) => r.peer)))} | ${ms(median(part.map((r) => r.peerSearch)))} | ${ms(median(part.map((r) => r.peerExact)))} |`);
+    console.log(`| ${label} | ${part.length} | ${ms(median(part.map((r) => r.quarry)))} | ${ms(median(part.map((r) => r.peer)))} | ${part[0]!.peerSearch === undefined ? '–' : ms(median(part.map((r) => r.peerSearch!)))} | ${ms(median(part.map((r) => r.peerExact)))} |`);
   }
   worstRows.push(...rows);
 }
